@@ -1,0 +1,1 @@
+"""Agents for Five Hundred: an observation and its action mask in, a legal action out."""

@@ -1,0 +1,149 @@
+"""Cards, suits and decks of Five Hundred (RULES.md §1, §2), with card sets as integer bit masks.
+
+Every card of every preset has one id in a universal space of 46 cards:
+``suit * 11 + rank`` for the suited cards (suits ``S C D H`` = 0..3, ranks ``4 … A`` = 0..10)
+and 44, 45 for the jokers. A set of cards is an ``int`` whose bit ``id`` is set for each card
+in it. The same ids serve every preset; a preset's deck is a mask over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+SUITS = "SCDH"
+"""Suit letters in bidding order: spades, clubs, diamonds, hearts (RULES.md §1)."""
+SUIT_SYMBOLS = "♠♣♦♥"
+RANKS = "456789TJQKA"
+"""Rank letters from low to high in a plain suit (RULES.md §6)."""
+
+NUM_SUITS = 4
+NUM_RANKS = 11
+JOKER1 = 44
+"""The (higher) joker: ``JK`` in one-joker decks, ``JK1`` (la Blanche) in two-joker decks."""
+JOKER2 = 45
+"""The lower joker ``JK2`` (le Bonhomme), only in two-joker decks."""
+NUM_CARDS = 46
+JOKERS_MASK = (1 << JOKER1) | (1 << JOKER2)
+
+RANK_JACK = RANKS.index("J")
+
+
+def card_id(suit: int, rank: int) -> int:
+    """The id of the suited card of ``suit`` (0..3) and ``rank`` (0..10)."""
+    return suit * NUM_RANKS + rank
+
+
+def card_suit(card: int) -> int:
+    """The printed suit of a suited card (0..3); jokers have none (-1)."""
+    return card // NUM_RANKS if card < JOKER1 else -1
+
+
+def card_rank(card: int) -> int:
+    """The rank index (0 = 4 … 10 = ace) of a suited card; -1 for a joker."""
+    return card % NUM_RANKS if card < JOKER1 else -1
+
+
+def is_joker(card: int) -> bool:
+    return card >= JOKER1
+
+
+SUIT_MASKS = tuple(((1 << NUM_RANKS) - 1) << (s * NUM_RANKS) for s in range(NUM_SUITS))
+"""The printed cards of each suit (no jokers)."""
+
+
+def suit_of_letter(letter: str) -> int:
+    """The suit index of a suit letter, either case; raises ``ValueError`` naming the letter."""
+    i = SUITS.find(letter.upper()) if len(letter) == 1 else -1
+    if i < 0:
+        raise ValueError(f"unknown suit {letter!r}: expected one of S, C, D, H")
+    return i
+
+
+def _make_deck(ranks_by_suit: dict[str, str], jokers: int) -> int:
+    deck = 0
+    for suit_letter, ranks in ranks_by_suit.items():
+        s = SUITS.index(suit_letter)
+        for r in ranks:
+            deck |= 1 << card_id(s, RANKS.index(r))
+    deck |= 1 << JOKER1
+    if jokers == 2:
+        deck |= 1 << JOKER2
+    return deck
+
+
+DECKS = {
+    # [AU]: hearts and diamonds 4–A, spades and clubs 5–A, one joker: 43 cards.
+    "australian": _make_deck({"S": RANKS[1:], "C": RANKS[1:], "D": RANKS, "H": RANKS}, 1),
+    # [IT]: 7–A in each suit, one joker: 33 cards.
+    "italian_3p": _make_deck({s: RANKS[3:] for s in SUITS}, 1),
+    # [FR]: 4–A in each suit, two jokers: 46 cards.
+    "french_46": _make_deck({s: RANKS for s in SUITS}, 2),
+}
+"""The deck of each preset as a card mask (RULES.md §2)."""
+
+
+def popcount(mask: int) -> int:
+    return mask.bit_count()
+
+
+def mask_to_cards(mask: int) -> list[int]:
+    """The card ids of a mask, lowest id first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def cards_to_mask(cards: Iterable[int]) -> int:
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+
+
+def card_to_str(card: int, two_jokers: bool = False) -> str:
+    """The canonical name of a card: ``Ah``, ``Td``, ``JK`` (one joker) or ``JK1``/``JK2``."""
+    if card == JOKER1:
+        return "JK1" if two_jokers else "JK"
+    if card == JOKER2:
+        return "JK2"
+    if not 0 <= card < JOKER1:
+        raise ValueError(f"no card has id {card!r}")
+    return RANKS[card % NUM_RANKS] + SUITS[card // NUM_RANKS].lower()
+
+
+def parse_card(text: str, two_jokers: bool = False) -> int:
+    """Parse a card name (RULES.md §1): rank then suit, ``10`` for ``T``, suit in either case.
+
+    Jokers are ``JK`` in a one-joker deck and ``JK1``/``JK2`` in a two-joker deck. Raises
+    ``ValueError`` saying what is wrong.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a card name must be a string, got {text!r}")
+    t = text.strip()
+    up = t.upper()
+    if up.startswith("JK"):
+        if two_jokers:
+            if up == "JK1":
+                return JOKER1
+            if up == "JK2":
+                return JOKER2
+            raise ValueError(f"bad card {text!r}: this deck has two jokers, JK1 and JK2")
+        if up == "JK":
+            return JOKER1
+        raise ValueError(f"bad card {text!r}: this deck has one joker, written JK")
+    if len(t) < 2:
+        raise ValueError(f"bad card {text!r}: expected a rank then a suit, like Ah or 10d")
+    rank_text, suit_text = t[:-1], t[-1]
+    if rank_text == "10":
+        rank_text = "T"
+    r = RANKS.find(rank_text.upper()) if len(rank_text) == 1 else -1
+    if r < 0:
+        raise ValueError(f"bad card {text!r}: unknown rank {rank_text!r} (ranks are 4-9, T or 10, J, Q, K, A)")
+    try:
+        s = suit_of_letter(suit_text)
+    except ValueError:
+        raise ValueError(f"bad card {text!r}: unknown suit {suit_text!r} (suits are s, c, d, h)") from None
+    return card_id(s, r)

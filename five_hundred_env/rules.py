@@ -1,0 +1,194 @@
+"""The rules object: the three presets of RULES.md §2 and every rule option, validated.
+
+``Rules`` plays the part of OpenSpiel's game parameters: an immutable value that fixes the
+players, the deck and every option. Take a preset and override any option::
+
+    rules = make_rules("australian", slam_bonus=False)
+    rules = make_rules("french_46", misere="after_seven", both_jokers_min_bid=8)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from five_hundred_env.cards import DECKS, JOKER2
+
+# The values each option may take (RULES.md §2).
+OPTION_CHOICES: dict[str, tuple[Any, ...]] = {
+    "bidding": ("until_passed", "single_round"),
+    "misere": ("after_seven", "any_time", "none"),
+    "open_misere": ("between_10D_10H", "highest", "none"),
+    "open_misere_exposure": ("after_first_trick", "before_first_lead"),
+    "joker_nomination": ("nt_and_misere", "misere_only", "none"),
+    "joker_lead_suit": ("not_yet_led", "not_shown_void"),
+    "defence_tricks": ("10_per_trick", "none", "only_when_lost"),
+    "misere_defence": ("nothing", "10_per_declarer_trick"),
+}
+BOOL_OPTIONS = ("rebid_after_pass", "slam_bonus", "win_needs_contract")
+FIXED_BY_PRESET = ("preset", "num_players", "kitty_size", "hand_size")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every parameter of a game of Five Hundred. Build one with :func:`make_rules`.
+
+    ``preset`` fixes the players, deck, hand and kitty sizes and teams; every other field is a
+    rule option of RULES.md §2 that may be overridden.
+    """
+
+    preset: str = "australian"
+    num_players: int = 4
+    hand_size: int = 10
+    kitty_size: int = 3
+    bidding: str = "until_passed"
+    rebid_after_pass: bool = False
+    misere: str = "after_seven"
+    misere_value: int = 250
+    open_misere: str = "between_10D_10H"
+    open_misere_exposure: str = "after_first_trick"
+    joker_nomination: str = "nt_and_misere"
+    joker_lead_suit: str = "not_yet_led"
+    defence_tricks: str = "10_per_trick"
+    misere_defence: str = "nothing"
+    slam_bonus: bool = True
+    win_needs_contract: bool = True
+    both_jokers_min_bid: int | None = None
+    target: int = 500
+    losing_score: int = -500
+
+    def __post_init__(self) -> None:
+        if self.preset not in DECKS:
+            raise ValueError(f"unknown preset {self.preset!r}: choose one of {', '.join(PRESETS)}")
+        base = PRESETS[self.preset]
+        for name in FIXED_BY_PRESET[1:]:
+            if getattr(self, name) != base[name]:
+                raise ValueError(
+                    f"option {name!r} is fixed by the preset {self.preset!r} "
+                    f"(it is {base[name]!r}); choose another preset instead"
+                )
+        for name, choices in OPTION_CHOICES.items():
+            value = getattr(self, name)
+            if value not in choices:
+                raise ValueError(f"option {name!r} must be one of {', '.join(choices)}; got {value!r}")
+        for name in BOOL_OPTIONS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"option {name!r} must be true or false; got {getattr(self, name)!r}")
+        if not _is_int(self.misere_value) or self.misere_value <= 0:
+            raise ValueError(f"option 'misere_value' must be a positive whole number of points; got {self.misere_value!r}")
+        if self.both_jokers_min_bid is not None:
+            if not _is_int(self.both_jokers_min_bid) or not 6 <= self.both_jokers_min_bid <= 10:
+                raise ValueError(
+                    "option 'both_jokers_min_bid' must be off (None) or a number of tricks from 6 to 10; "
+                    f"got {self.both_jokers_min_bid!r}"
+                )
+            if self.num_jokers != 2:
+                raise ValueError("option 'both_jokers_min_bid' needs a two-joker deck (preset 'french_46')")
+        if self.joker_nomination != "none" and self.num_jokers != 1:
+            raise ValueError(
+                f"option 'joker_nomination'={self.joker_nomination!r} needs a one-joker deck; "
+                "set joker_nomination='none' with two jokers"
+            )
+        if not _is_int(self.target) or not _is_int(self.losing_score) or not self.target > 0 > self.losing_score:
+            raise ValueError(
+                f"options 'target' and 'losing_score' must be whole numbers with target > 0 > losing_score; "
+                f"got target={self.target!r}, losing_score={self.losing_score!r}"
+            )
+
+    @property
+    def deck(self) -> int:
+        """The deck as a card mask."""
+        return DECKS[self.preset]
+
+    @property
+    def num_jokers(self) -> int:
+        return 2 if self.deck >> JOKER2 & 1 else 1
+
+    @property
+    def two_jokers(self) -> bool:
+        return self.num_jokers == 2
+
+    @property
+    def num_sides(self) -> int:
+        """Two teams with four players; each player alone with three."""
+        return 2 if self.num_players == 4 else self.num_players
+
+    def side_of(self, seat: int) -> int:
+        """The side (team or lone player) of a seat: seats {0, 2} are team 0, {1, 3} team 1."""
+        return seat % 2 if self.num_players == 4 else seat
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as plain JSON-able data."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
+        """Rebuild rules from :meth:`to_dict` output; unknown keys are an error naming them."""
+        if not isinstance(data, dict):
+            raise ValueError(f"rules must be a mapping of options, got {type(data).__name__}")
+        data = dict(data)
+        preset = data.pop("preset", "australian")
+        for name in FIXED_BY_PRESET[1:]:
+            if name in data and preset in PRESETS and data[name] == PRESETS[preset][name]:
+                data.pop(name)
+        return make_rules(preset, **data)
+
+    def describe(self) -> str:
+        """A one-line summary of the options that differ from the preset."""
+        base = make_rules(self.preset)
+        diff = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(base, f.name)]
+        return self.preset + (f" ({', '.join(diff)})" if diff else "")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "australian": dict(
+        num_players=4, hand_size=10, kitty_size=3, bidding="until_passed", rebid_after_pass=False,
+        misere="after_seven", misere_value=250, open_misere="between_10D_10H",
+        open_misere_exposure="after_first_trick", joker_nomination="nt_and_misere",
+        joker_lead_suit="not_yet_led", defence_tricks="10_per_trick", misere_defence="nothing",
+        slam_bonus=True, win_needs_contract=True, both_jokers_min_bid=None, target=500, losing_score=-500,
+    ),
+    "italian_3p": dict(
+        num_players=3, hand_size=10, kitty_size=3, bidding="single_round", rebid_after_pass=False,
+        misere="any_time", misere_value=250, open_misere="highest",
+        open_misere_exposure="before_first_lead", joker_nomination="none",
+        joker_lead_suit="not_shown_void", defence_tricks="10_per_trick",
+        misere_defence="10_per_declarer_trick", slam_bonus=False, win_needs_contract=True,
+        both_jokers_min_bid=None, target=500, losing_score=-500,
+    ),
+    "french_46": dict(
+        num_players=4, hand_size=10, kitty_size=6, bidding="until_passed", rebid_after_pass=False,
+        misere="none", misere_value=250, open_misere="none", open_misere_exposure="after_first_trick",
+        joker_nomination="none", joker_lead_suit="not_shown_void", defence_tricks="10_per_trick",
+        misere_defence="nothing", slam_bonus=False, win_needs_contract=False, both_jokers_min_bid=None,
+        target=500, losing_score=-500,
+    ),
+}
+"""The options each preset sets (RULES.md §2)."""
+
+_FIELD_NAMES = {f.name for f in dataclasses.fields(Rules)}
+
+
+def make_rules(preset: str | Rules = "australian", **overrides: Any) -> Rules:
+    """The rules of a preset (``australian``, ``italian_3p``, ``french_46``) with options overridden.
+
+    Unknown options, invalid values and invalid combinations raise ``ValueError`` naming the option.
+    """
+    if isinstance(preset, Rules):
+        base = preset.to_dict()
+        preset = base.pop("preset")
+    elif preset in PRESETS:
+        base = dict(PRESETS[preset])
+    else:
+        raise ValueError(f"unknown preset {preset!r}: choose one of {', '.join(PRESETS)}")
+    for name in overrides:
+        if name not in _FIELD_NAMES or name == "preset":
+            raise ValueError(f"unknown rule option {name!r}; options are: {', '.join(sorted(_FIELD_NAMES - {'preset'}))}")
+    base.update(overrides)
+    return Rules(preset=preset, **base)

@@ -1,0 +1,9 @@
+"""Smoke test of the CLI demo: a whole random game ends with winners (RULES.md §9)."""
+
+from five_hundred_env.cli import main
+
+
+def test_demo_plays_a_whole_game(capsys):
+    assert main(["demo", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "game over after" in out

@@ -8,7 +8,7 @@ once. Each rule of RULES.md lives in one place, named after its section:
 * §4 bidding ......... :meth:`Deal._bidding_actions`, :meth:`Deal._apply_bid`, :func:`bid_rank`
 * §5 the kitty ....... :meth:`Deal._end_auction`, :meth:`Deal._apply_discard`
 * §6 card order ...... :func:`_build_tables` (``EFFECTIVE_SUIT``, ``SUIT_CARDS``, ``WIN_KEY``)
-* §7 play ............ :meth:`Deal._play_actions`, :meth:`Deal._joker_lead_suits`, :meth:`Deal._apply_play`
+* §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`, :meth:`Deal._apply_play`
 * §8 scoring ......... :meth:`Deal._score`
 * §9 winning ......... :meth:`Game._end_of_deal`
 
@@ -63,6 +63,10 @@ class Phase(IntEnum):
     PLAY = 3
     DEAL_OVER = 4
     GAME_OVER = 5
+
+
+# Plain-int phases for the hot paths (IntEnum members compare equal to these).
+_BIDDING, _DISCARD, _NOMINATE, _PLAY = 0, 1, 2, 3
 
 
 class IllegalActionError(ValueError):
@@ -154,30 +158,36 @@ EFFECTIVE_SUIT, SUIT_CARDS, WIN_KEY = _build_tables()
 
 
 def _card_actions_table() -> list[list[tuple[int, ...]]]:
-    """For each suit, every 11-bit pattern of that suit's cards → its card actions."""
+    """For each suit, every 11-bit pattern of its cards → their card actions; row 4: the jokers."""
     table = []
     for s in range(4):
         row = []
         for pattern in range(1 << NUM_RANKS):
             row.append(tuple(FIRST_CARD_ACTION + s * NUM_RANKS + r for r in range(NUM_RANKS) if pattern >> r & 1))
         table.append(row)
+    table.append([tuple(FIRST_CARD_ACTION + JOKER1 + j for j in range(2) if pattern >> j & 1) for pattern in range(4)])
     return table
 
 
-_SUIT_ACTIONS = _card_actions_table()
+_S, _C, _D, _H, _J = _card_actions_table()
 _RANK_BITS = (1 << NUM_RANKS) - 1
 
 
 def card_actions(mask: int) -> list[int]:
-    """The card actions of a card mask, in card order (a table lookup per suit)."""
-    return [
-        *_SUIT_ACTIONS[0][mask & _RANK_BITS],
-        *_SUIT_ACTIONS[1][mask >> 11 & _RANK_BITS],
-        *_SUIT_ACTIONS[2][mask >> 22 & _RANK_BITS],
-        *_SUIT_ACTIONS[3][mask >> 33 & _RANK_BITS],
-        *([FIRST_CARD_ACTION + JOKER1] if mask >> JOKER1 & 1 else ()),
-        *([FIRST_CARD_ACTION + JOKER2] if mask >> JOKER2 & 1 else ()),
-    ]
+    """The card actions of a card mask, in card order (one table lookup per suit)."""
+    return [*_S[mask & _RANK_BITS], *_C[mask >> 11 & _RANK_BITS], *_D[mask >> 22 & _RANK_BITS],
+            *_H[mask >> 33 & _RANK_BITS], *_J[mask >> JOKER1]]
+
+
+_DECK_BITS: dict[int, list[int]] = {}
+
+
+def _deck_bits(deck: int) -> list[int]:
+    """A fresh list of the single-card masks of a deck (cached per deck)."""
+    bits = _DECK_BITS.get(deck)
+    if bits is None:
+        bits = _DECK_BITS[deck] = [1 << c for c in mask_to_cards(deck)]
+    return list(bits)
 
 
 class Deal:
@@ -190,6 +200,9 @@ class Deal:
     __slots__ = (
         "_both_jokers_seat",
         "_legal",
+        "_next_seat",
+        "_num_tricks",
+        "_trick_size",
         "bids",
         "contract",
         "contractor",
@@ -275,6 +288,9 @@ class Deal:
         self.score_change: list[int] | None = None
         """Each side's score change, once the deal is over."""
         self._legal: list[int] | None = None
+        self._next_seat = [(s + 1) % n for s in range(n)]  # clockwise, skipping a sitting-out partner
+        self._trick_size = n
+        self._num_tricks = rules.hand_size
         self._both_jokers_seat = -1
         if rules.both_jokers_min_bid is not None:
             for seat, hand in enumerate(hands):
@@ -285,12 +301,11 @@ class Deal:
     @classmethod
     def new(cls, rules: Rules, rng: random.Random, dealer: int) -> Deal:
         """A uniformly shuffled deal (the dealing pattern does not change the distribution, §3)."""
-        cards = mask_to_cards(rules.deck)
-        rng.shuffle(cards)
+        bits = _deck_bits(rules.deck)
+        rng.shuffle(bits)
         size = rules.hand_size
-        hands = [sum(1 << c for c in cards[i * size:(i + 1) * size]) for i in range(rules.num_players)]
-        kitty = sum(1 << c for c in cards[rules.num_players * size:])
-        return cls(rules, hands, kitty, dealer)
+        hands = [sum(bits[i * size:(i + 1) * size]) for i in range(rules.num_players)]
+        return cls(rules, hands, sum(bits[rules.num_players * size:]), dealer)
 
     @classmethod
     def from_cards(
@@ -313,13 +328,18 @@ class Deal:
         legal = self._legal
         if legal is None:
             phase = self.phase
-            if phase == Phase.PLAY:
-                legal = self._play_actions()
-            elif phase == Phase.BIDDING:
+            if phase == _PLAY:
+                hand = self.hands[self.to_act]
+                if self.trick:
+                    # Follow the effective suit led if you can; otherwise play any card (§7).
+                    legal = card_actions(hand & SUIT_CARDS[self.ctx][self.led_suit] or hand)
+                else:
+                    legal = self._lead_actions(hand)
+            elif phase == _BIDDING:
                 legal = self._bidding_actions()
-            elif phase == Phase.DISCARD:
+            elif phase == _DISCARD:
                 legal = card_actions(self.hands[self.contractor])
-            elif phase == Phase.NOMINATE:
+            elif phase == _NOMINATE:
                 legal = [*range(FIRST_NOMINATE, FIRST_NOMINATE + 4), NO_NOMINATION]
             else:
                 legal = []
@@ -328,16 +348,19 @@ class Deal:
 
     def apply_action(self, action: int) -> None:
         """Play one action for the player to act; an illegal one raises and changes nothing."""
-        if action not in self.legal_actions():
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
+        if action not in legal:
             raise IllegalActionError(self._illegal_message(action))
         self._legal = None
         self.history.append(action)
         phase = self.phase
-        if phase == Phase.PLAY:
+        if phase == _PLAY:
             self._apply_play(action)
-        elif phase == Phase.BIDDING:
+        elif phase == _BIDDING:
             self._apply_bid(action)
-        elif phase == Phase.DISCARD:
+        elif phase == _DISCARD:
             self._apply_discard(action)
         else:
             self._apply_nomination(action)
@@ -424,7 +447,9 @@ class Deal:
         else:
             self.ctx = self.trump = bid_strain(contract)
         if self.misere and self.n == 4:
-            self.sitting_out = (contractor + 2) % 4
+            self.sitting_out = out = (contractor + 2) % 4
+            self._next_seat[out - 1] = (out + 1) % 4
+            self._trick_size = 3
         self.hands[contractor] |= self.kitty  # picked up without showing it
         self.phase = Phase.DISCARD
         self.to_act = contractor
@@ -472,18 +497,13 @@ class Deal:
         allowed = [s for s in range(4) if not self.shown_void[seat] >> s & 1]
         return allowed or [0, 1, 2, 3]
 
-    def _play_actions(self) -> list[int]:
-        seat = self.to_act
-        hand = self.hands[seat]
-        ctx = self.ctx
-        if self.trick:
-            follow = hand & SUIT_CARDS[ctx][self.led_suit]
-            return card_actions(follow or hand)
-        suitless_jokers = hand & SUIT_CARDS[ctx][SUITLESS]
+    def _lead_actions(self, hand: int) -> list[int]:
+        """Any card may be led; a suitless joker is led naming a suit (``JK:x``)."""
+        suitless_jokers = hand & SUIT_CARDS[self.ctx][SUITLESS]
         if not suitless_jokers:
             return card_actions(hand)
         legal = card_actions(hand ^ suitless_jokers)
-        suits = self._joker_lead_suits(seat)
+        suits = self._joker_lead_suits(self.to_act)
         for joker in (JOKER1, JOKER2):
             if suitless_jokers >> joker & 1:
                 legal.extend(FIRST_JOKER_LEAD + 4 * (joker - JOKER1) + s for s in suits)
@@ -491,39 +511,38 @@ class Deal:
 
     def _apply_play(self, action: int) -> None:
         seat = self.to_act
-        ctx = self.ctx
+        trick = self.trick
         if action >= FIRST_JOKER_LEAD:  # a suitless joker led, naming the suit to follow
             card = JOKER1 + (action - FIRST_JOKER_LEAD) // 4
             self.led_suit = (action - FIRST_JOKER_LEAD) % 4
         else:
             card = action - FIRST_CARD_ACTION
-            if not self.trick:
-                self.led_suit = EFFECTIVE_SUIT[ctx][card]
-            elif EFFECTIVE_SUIT[ctx][card] != self.led_suit:
+            suit = EFFECTIVE_SUIT[self.ctx][card]
+            if not trick:
+                self.led_suit = suit
+            elif suit != self.led_suit:
                 self.shown_void[seat] |= 1 << self.led_suit
         bit = 1 << card
         self.hands[seat] ^= bit
         self.played[seat] |= bit
-        trick = self.trick
         if not trick:
             self.suits_led |= 1 << self.led_suit
         trick.append((seat, card))
-        size = self.n - 1 if self.sitting_out >= 0 else self.n
-        if len(trick) < size:
-            nxt = (seat + 1) % self.n
-            if nxt == self.sitting_out:
-                nxt = (nxt + 1) % self.n
-            self.to_act = nxt
+        if len(trick) < self._trick_size:
+            self.to_act = self._next_seat[seat]
             return
         # The trick is complete: the highest trump wins, else the highest card of the suit led.
-        keys = WIN_KEY[ctx][self.led_suit]
-        winner = max(trick, key=lambda sc: keys[sc[1]])[0]
+        keys = WIN_KEY[self.ctx][self.led_suit]
+        winner, best = -1, -1
+        for s, c in trick:
+            if keys[c] > best:
+                winner, best = s, keys[c]
         self.tricks.append((self.leader, self.led_suit, tuple(trick), winner))
         self.tricks_won[winner] += 1
         self.trick = []
         if self.contract == OPEN_MISERE and len(self.tricks) == 1:
             self.exposed = True  # after_first_trick; before_first_lead set it already
-        if len(self.tricks) == self.rules.hand_size:
+        if len(self.tricks) == self._num_tricks:
             self.phase = Phase.DEAL_OVER
             self.to_act = -1
             self.score_change = self._score()

@@ -8,7 +8,8 @@ once. Each rule of RULES.md lives in one place, named after its section:
 * §4 bidding ......... :meth:`Deal._bidding_actions`, :meth:`Deal._apply_bid`, :func:`bid_rank`
 * §5 the kitty ....... :meth:`Deal._end_auction`, :meth:`Deal._apply_discard`
 * §6 card order ...... :func:`_build_tables` (``EFFECTIVE_SUIT``, ``SUIT_CARDS``, ``WIN_KEY``)
-* §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`, :meth:`Deal._apply_play`
+* §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`,
+                        :meth:`Deal._apply_play`
 * §8 scoring ......... :meth:`Deal._score`
 * §9 winning ......... :meth:`Game._end_of_deal`
 

@@ -24,3 +24,8 @@ __all__ = [
     "replay",
     "save_record",
 ]
+
+from five_hundred_env.env import env, raw_env
+from five_hundred_env.observation import ObservationEncoder
+
+__all__ += ["ObservationEncoder", "env", "raw_env"]

@@ -1,0 +1,370 @@
+"""The Five Hundred PettingZoo AEC environment (``five_hundred_v0``).
+
+=====================  ==========================================================================
+Agents                 ``player_0 … player_{n-1}`` (n = 4, or 3 for ``italian_3p``); seats
+                       {0, 2} and {1, 3} are partners with four players
+Action space           ``Discrete(A)``: A = 104 (``australian``), 94 (``italian_3p``), 110
+                       (``french_46``); ids in :class:`~five_hundred_env.actions.ActionTable`
+                       (bids 0-27, then one per card, then joker leads, then nominations)
+Observation space      ``Dict(observation=Box(int8, (size,)), action_mask=Box(int8, (A,)))``;
+                       the vector is laid out in :mod:`five_hundred_env.observation`
+State space            ``Box(int8, (state_size,))``: every hand, the kitty, the discards, then
+                       seat 0's observation (for centralised critics)
+Rewards                at the end of each deal, every agent gets its side's result (below)
+=====================  ==========================================================================
+
+Turns. Every decision is an AEC turn with an action mask: each bid or pass, each kitty discard
+(one card per turn), the joker nomination, each card played (a suitless joker is led with
+``JK:x``, naming the suit). The partner who sits out a four-player misère never gets a turn.
+
+Rewards and their timing. Rewards are given only when a deal ends. Then *every* agent (the
+partner who sat out included) is credited at once with its side's result, in ``env.rewards``
+and added to its cumulative reward; ``last()`` shows an agent its cumulative reward the next
+time that agent is selected, which is either its next turn (``"game"`` episodes) or its final
+``last()`` once the episode is over (every agent is selected once more, terminated, and must
+step ``None``). Acting resets the actor's cumulative reward to 0. ``reward``:
+
+* ``"zero_sum"`` (default): the side's score change minus the mean change of the other sides,
+  divided by ``reward_scale`` (default 100);
+* ``"score"``: the side's own score change ÷ ``reward_scale``;
+* ``"win"`` (``"game"`` episodes only): 0 per deal, +1 to the winners and −1 to the others at
+  the end of the game.
+
+A thrown-in deal gives 0. ``env.unwrapped.scores`` maps each agent to its side's cumulative
+score in the episode, and ``env.unwrapped.winners`` lists the winning agents of a finished
+``"game"`` episode.
+
+Illegal actions (not in the mask, out of range, not an integer, not ``None`` for a finished
+agent) raise :class:`~five_hundred_env.engine.IllegalActionError`, naming the action, the agent
+and the legal actions, and change nothing; with ``illegal_action="terminate"`` the offender
+gets ``illegal_reward`` instead and the episode ends (like PettingZoo's
+``TerminateIllegalWrapper``).
+
+Version history: v0 — first release.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.engine import Deal, Game, IllegalActionError, check_scores
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.render import render_table
+from five_hundred_env.rules import Rules, make_rules
+
+EPISODE_MODES = ("deal", "game")
+REWARD_MODES = ("zero_sum", "score", "win")
+ILLEGAL_MODES = ("raise", "terminate")
+RESET_OPTION_KEYS = ("dealer", "hands", "kitty", "scores")
+
+
+def env(**kwargs: Any) -> raw_env:
+    """The environment as users should create it.
+
+    Order and legality are checked natively (and cheaply) inside :class:`raw_env`, so no
+    generic PettingZoo wrapper is stacked on top: they would add nothing but cost.
+    """
+    return raw_env(**kwargs)
+
+
+class raw_env(AECEnv):
+    """Five Hundred as a PettingZoo AEC environment. See the module docstring for the spec.
+
+    Keyword arguments: ``rules`` (a preset name or a :class:`Rules`; default ``australian``),
+    any rule option of RULES.md §2 as an override, ``episode`` (``"deal"`` or ``"game"``),
+    ``render_mode`` (``None``, ``"ansi"``, ``"human"``), ``reward``, ``reward_scale``,
+    ``illegal_action`` (``"raise"`` or ``"terminate"``), ``illegal_reward`` and ``max_deals``
+    (truncate a ``"game"`` episode after that many deals; default: no limit).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "five_hundred_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
+    }
+
+    def __init__(
+        self,
+        rules: str | Rules = "australian",
+        episode: str = "deal",
+        render_mode: str | None = None,
+        reward: str = "zero_sum",
+        reward_scale: float = 100.0,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
+        max_deals: int | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        self.rules = make_rules(rules, **options) if options or isinstance(rules, str) else rules
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a preset name or a Rules object, got {rules!r}")
+        for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES),
+                                     ("illegal_action", illegal_action, ILLEGAL_MODES)):
+            if value not in choices:
+                raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+        if reward == "win" and episode != "game":
+            raise ValueError("reward='win' needs episode='game' (a deal has no winner)")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human'; got {render_mode!r}")
+        if not isinstance(reward_scale, (int, float)) or reward_scale <= 0:
+            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        if max_deals is not None and (not isinstance(max_deals, int) or max_deals < 1):
+            raise ValueError(f"max_deals must be a positive integer or None, got {max_deals!r}")
+        self.episode = episode
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.max_deals = max_deals
+
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self.actions = ActionTable(self.rules)
+        self._compact = np.array([max(c, 0) for c in self.actions.compact], dtype=np.intp)
+        self._universal = self.actions.universal
+        self.encoder = ObservationEncoder(self.rules)
+        num_actions = len(self.actions)
+        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.int8),
+                "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.state_space = spaces.Box(-127, 127, (self.encoder.state_size,), dtype=np.int8)
+        self._rng: random.Random | None = None
+        self.game: Game | None = None
+        self.agents = []
+        self.winners: list[str] = []
+
+    # -- spaces ------------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- notation ----------------------------------------------------------------------------
+    def action_to_str(self, action: int) -> str:
+        """The RULES.md §1 spelling of an action id of this environment."""
+        return self.actions.to_str(int(action))
+
+    def str_to_action(self, text: str) -> int:
+        """The action id of an action written in the RULES.md §1 notation."""
+        compact = self.actions.from_str(text)
+        if compact < 0:
+            raise ValueError(f"{text!r} is not an action of the {self.rules.preset} deck")
+        return compact
+
+    # -- episode -----------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start an episode. ``seed`` reproduces it exactly; a later ``reset()`` without a seed
+        continues the same random sequence. ``options``: ``dealer``, ``hands`` + ``kitty`` (card
+        names) set up the first deal; ``scores`` (one per seat, partners equal) the starting scores."""
+        if seed is not None:
+            self._rng = random.Random(seed)
+            for i, a in enumerate(self.possible_agents):
+                self.action_spaces[a].seed(seed + i)
+        elif self._rng is None:
+            self._rng = random.Random()
+        self.game = self._new_game(options or {})
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.winners = []
+        self._rewards_dirty = False
+        self._deals_done = 0
+        self.agent_selection = self.possible_agents[self.game.to_act]
+        if self.render_mode == "human":
+            self.render()
+
+    def _new_game(self, options: dict[str, Any]) -> Game:
+        if not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+        unknown = sorted(str(k) for k in options if k not in RESET_OPTION_KEYS)
+        if unknown:
+            warnings.warn(f"ignoring unknown reset options {unknown}; known: {', '.join(RESET_OPTION_KEYS)}",
+                          stacklevel=3)
+        rules = self.rules
+        rng = self._rng
+        assert rng is not None
+        scores = check_scores(rules, options["scores"]) if "scores" in options else None
+        if ("hands" in options) != ("kitty" in options):
+            raise ValueError("reset options 'hands' and 'kitty' must be given together")
+        dealer = options.get("dealer")
+        if dealer is None:
+            dealer = rng.randrange(rules.num_players)
+        elif not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool) or not 0 <= dealer < rules.num_players:
+            raise ValueError(f"reset option 'dealer' must be a seat 0..{rules.num_players - 1}, got {dealer!r}")
+        if "hands" in options:
+            first = Deal.from_cards(rules, options["hands"], options["kitty"], int(dealer))
+        else:
+            first = Deal.new(rules, rng, int(dealer))
+        return Game(rules, first_deal=first, scores=scores, rng=rng)
+
+    @property
+    def deal(self) -> Deal:
+        """The deal in progress (the engine's state; read only)."""
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game.deal
+
+    @property
+    def scores(self) -> dict[str, int]:
+        """Each agent's side's cumulative score in this episode."""
+        if self.game is None:
+            return {}
+        side_of = self.rules.side_of
+        return {a: self.game.scores[side_of(i)] for i, a in enumerate(self.possible_agents)}
+
+    # -- observations ------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s own view, whoever is to act; its mask is all zeros when not its turn."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before observe()")
+        seat = self._seat[agent]
+        deal = game.deal
+        mask = np.zeros(len(self._universal), dtype=np.int8)
+        if deal.to_act == seat and agent in self.agents and not self.terminations[agent] and not self.truncations[agent]:
+            mask[self._compact[deal.legal_actions()]] = 1
+        return {"observation": self.encoder.encode(deal, seat, game.scores), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full global state (all hands, the kitty, the discards, then seat 0's view)."""
+        if self.game is None:
+            raise RuntimeError("call reset() before state()")
+        return self.encoder.encode_state(self.game.deal, self.game.scores)
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids of the agent to act."""
+        if self.game is None:
+            raise RuntimeError("call reset() before legal_actions()")
+        return [self.actions.compact[u] for u in self.game.legal_actions()]
+
+    # -- stepping ----------------------------------------------------------------------------
+    def step(self, action: Any) -> None:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        agent = self.agent_selection
+        if not self.agents:
+            raise IllegalActionError(f"the episode is over: call reset() before stepping again (got {action!r})")
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(
+                    f"illegal action {action!r} for {agent}: the episode is over for it; step None")
+            self._was_dead_step(action)
+            return
+        universal = self._to_universal(action, agent, game)
+        if universal < 0:  # penalty mode: the offender is punished and the episode ends
+            self._clear_rewards()
+            self.rewards[agent] = self.illegal_reward
+            self._cumulative_rewards[agent] = 0.0
+            self._end_episode(truncated=False)
+            self._accumulate_rewards()
+            return
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        deal = game.deal
+        game.apply_action(universal)
+        if deal.is_over:
+            self._deal_rewards(deal, game)
+        if not game.is_over:
+            self.agent_selection = self.possible_agents[game.to_act]
+        if self.render_mode == "human":
+            self.render()
+
+    def _to_universal(self, action: Any, agent: str, game: Game) -> int:
+        """Validate an action id; illegal ones raise (or, in penalty mode, give -1)."""
+        try:
+            if isinstance(action, (bool, np.bool_)):
+                raise TypeError
+            compact = operator.index(action)
+        except TypeError:
+            compact = None
+        legal = game.legal_actions()
+        if compact is not None and 0 <= compact < len(self._universal):
+            universal = self._universal[compact]
+            if universal in legal:
+                return universal
+        if self.illegal_action == "terminate" and compact is not None:
+            return -1
+        names = ", ".join(f"{self.actions.compact[u]} ({self.actions.to_str(self.actions.compact[u])})" for u in legal)
+        if compact is None:
+            what = f"{action!r} is not an integer action id"
+        elif not 0 <= compact < len(self._universal):
+            what = f"action {compact} is out of range 0..{len(self._universal) - 1}"
+        else:
+            what = f"action {compact} ({self.actions.to_str(compact)}) is not legal now"
+        raise IllegalActionError(f"{what} for {agent}; legal actions: {names}")
+
+    def _deal_rewards(self, deal: Deal, game: Game) -> None:
+        self._deals_done += 1
+        rules = self.rules
+        change = deal.score_change or [0] * rules.num_sides
+        k = rules.num_sides
+        for seat, agent in enumerate(self.possible_agents):
+            side = rules.side_of(seat)
+            if self.reward_mode == "win":
+                r = 0.0
+            elif self.reward_mode == "score":
+                r = change[side] / self.reward_scale
+            else:
+                others = sum(change) - change[side]
+                r = (change[side] - others / (k - 1)) / self.reward_scale
+            self.rewards[agent] = r
+        over = self.episode == "deal" or game.is_over
+        if game.is_over:
+            winning = set(game.winning_seats())
+            self.winners = [a for i, a in enumerate(self.possible_agents) if i in winning]
+            if self.reward_mode == "win":
+                for i, a in enumerate(self.possible_agents):
+                    self.rewards[a] = 1.0 if i in winning else -1.0
+        truncated = not over and self.max_deals is not None and self._deals_done >= self.max_deals
+        if over or truncated:
+            self._end_episode(truncated)
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+
+    def _end_episode(self, truncated: bool) -> None:
+        for a in self.agents:
+            if truncated:
+                self.truncations[a] = True
+            else:
+                self.terminations[a] = True
+        # Every agent gets one final turn to see its reward; start with the one to act next.
+        self.agent_selection = self.agents[0]
+
+    # -- rendering ---------------------------------------------------------------------------
+    def render(self) -> str | None:
+        """``"ansi"``: return the table as text; ``"human"``: print it."""
+        if self.render_mode is None:
+            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        if self.game is None:
+            raise RuntimeError("call reset() before render()")
+        colour = self.render_mode == "human"
+        text = render_table(self.game, self.possible_agents, colour=colour)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass

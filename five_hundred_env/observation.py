@@ -1,0 +1,207 @@
+"""The observation encoder: one player's information state as a flat ``int8`` vector.
+
+The vector is oriented to the observer: *relative seat* ``r`` is the seat ``r`` places to the
+observer's left, so the observer is always relative seat 0 (and, with four players, its partner
+relative seat 2). Card slices are 46 wide, indexed by the universal card id of
+:mod:`five_hundred_env.cards` (``suit·11 + rank``, ranks 4…A, suits S C D H; 44 = ``JK``/``JK1``,
+45 = ``JK2``); cards not in the preset's deck are always 0. Every slice but ``scores`` is 0/1.
+
+=================  ============  =================================================================
+slice              shape         meaning
+=================  ============  =================================================================
+``hand``           46            the observer's cards now (the kitty included once taken)
+``phase``          5             bidding, discard, nominate, play, deal over
+``to_act``         n             the relative seat to act (none once the deal is over)
+``dealer``         n             the dealer's relative seat
+``bids``           27 × n        row ``b-1``: relative seat that made bid ``b`` (1-25 trick bids
+                                 ``6S … 10NT``, 26 ``MISERE``, 27 ``OPEN_MISERE``)
+``passes``         28 × n        row ``h``: relative seats that passed while the highest bid was
+                                 ``h`` (0: no bid yet). With ``bids`` this is the whole auction.
+``contract``       27            the contract's bid (row ``b-1``), once the auction is over
+``contractor``     n             the contractor's relative seat
+``trump``          5             S, C, D, H trumps; or no trumps (NT and misère)
+``sitting_out``    n             the contractor's partner sitting out a 4-player misère
+``kitty``          46            the kitty as dealt, seen only by the contractor who took it
+``discards``       46            the contractor's discards, seen only by the contractor
+``joker_suit``     4             the suit nominated for the joker (§7)
+``exposed``        46            the open-misère contractor's cards still in hand, once exposed
+``played``         n × 46        every card each relative seat has played this deal
+``trick``          n × 46        the card each relative seat has played to the current trick
+``leader``         n             who led the current trick
+``led_suit``       4             the suit led to the current trick (the suit a joker lead named)
+``suits_led``      4             suits led (or named by a joker lead) so far this deal
+``shown_void``     n × 4         suits each relative seat has failed to follow
+``tricks_won``     n × 10        tricks won by each relative seat, as a thermometer
+``scores``         sides         each side's game score ÷ 10 (rounded, clipped to ±127), the
+                                 observer's side first, then the others clockwise
+=================  ============  =================================================================
+
+The whole vector is built as one Python integer of bits and unpacked once, so encoding costs a
+few microseconds. :meth:`ObservationEncoder.decode` turns a vector back into named parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from five_hundred_env.actions import PASS
+from five_hundred_env.cards import NUM_CARDS
+from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.rules import Rules
+
+NUM_BIDS = 27  # trick bids 1-25, MISERE 26, OPEN_MISERE 27
+
+
+class ObservationEncoder:
+    """Encodes a deal from one seat's point of view; ``layout`` names every slice."""
+
+    def __init__(self, rules: Rules) -> None:
+        n = rules.num_players
+        self.rules = rules
+        self.n = n
+        shapes: list[tuple[str, tuple[int, ...]]] = [
+            ("hand", (NUM_CARDS,)),
+            ("phase", (5,)),
+            ("to_act", (n,)),
+            ("dealer", (n,)),
+            ("bids", (NUM_BIDS, n)),
+            ("passes", (NUM_BIDS + 1, n)),
+            ("contract", (NUM_BIDS,)),
+            ("contractor", (n,)),
+            ("trump", (5,)),
+            ("sitting_out", (n,)),
+            ("kitty", (NUM_CARDS,)),
+            ("discards", (NUM_CARDS,)),
+            ("joker_suit", (4,)),
+            ("exposed", (NUM_CARDS,)),
+            ("played", (n, NUM_CARDS)),
+            ("trick", (n, NUM_CARDS)),
+            ("leader", (n,)),
+            ("led_suit", (4,)),
+            ("suits_led", (4,)),
+            ("shown_void", (n, 4)),
+            ("tricks_won", (n, 10)),
+            ("scores", (rules.num_sides,)),
+        ]
+        self.layout: dict[str, tuple[int, tuple[int, ...]]] = {}
+        """Each slice's name → (offset, shape)."""
+        offset = 0
+        for name, shape in shapes:
+            self.layout[name] = (offset, shape)
+            offset += int(np.prod(shape))
+        self.size = offset
+        self.num_bits = self.layout["scores"][0]
+        self._bytes = (self.size + 7) // 8
+        self._offsets = tuple(self.layout[name][0] for name in (
+            "hand", "phase", "to_act", "dealer", "contract", "contractor", "trump", "sitting_out", "kitty",
+            "discards", "joker_suit", "exposed", "played", "trick", "leader", "led_suit", "suits_led",
+            "shown_void", "tricks_won"))
+        self._relative = [[(seat - observer) % n for seat in range(n)] for observer in range(n)]
+        self._auction_cache: dict[tuple[int, int], tuple[int, Deal, int]] = {}
+        self.low = np.zeros(self.size, dtype=np.int8)
+        self.high = np.ones(self.size, dtype=np.int8)
+        self.low[self.num_bits:] = -127
+        self.high[self.num_bits:] = 127
+
+    def encode(self, deal: Deal, observer: int, scores: Sequence[int] | None = None) -> np.ndarray:
+        """The observation vector of ``observer`` (a fresh ``int8`` array of :attr:`size`)."""
+        (o_hand, o_phase, o_to_act, o_dealer, o_contract, o_contractor, o_trump, o_sitting_out, o_kitty,
+         o_discards, o_joker_suit, o_exposed, o_played, o_trick, o_leader, o_led_suit, o_suits_led,
+         o_shown_void, o_tricks_won) = self._offsets
+        rel = self._relative[observer]
+        phase = deal.phase if deal.phase <= Phase.DEAL_OVER else Phase.DEAL_OVER
+        bits = deal.hands[observer] << o_hand | 1 << (o_phase + phase) | 1 << (o_dealer + rel[deal.dealer])
+        bits |= self._auction_bits(deal, observer) | deal.suits_led << o_suits_led
+        if deal.to_act >= 0:
+            bits |= 1 << (o_to_act + rel[deal.to_act])
+        contractor = deal.contractor
+        if contractor >= 0:
+            bits |= 1 << (o_contract + deal.contract - 1) | 1 << (o_contractor + rel[contractor])
+            bits |= 1 << (o_trump + (deal.trump if deal.trump >= 0 else 4))
+            if deal.sitting_out >= 0:
+                bits |= 1 << (o_sitting_out + rel[deal.sitting_out])
+            if observer == contractor:  # nobody but the contractor sees the kitty or discards (§5)
+                bits |= deal.kitty << o_kitty | deal.discards << o_discards
+            if deal.nominated >= 0:
+                bits |= 1 << (o_joker_suit + deal.nominated)
+            if deal.exposed:
+                bits |= deal.hands[contractor] << o_exposed
+            for seat in range(self.n):
+                r = rel[seat]
+                bits |= (deal.played[seat] << (o_played + NUM_CARDS * r)
+                         | deal.shown_void[seat] << (o_shown_void + 4 * r)
+                         | ((1 << deal.tricks_won[seat]) - 1) << (o_tricks_won + 10 * r))
+            if deal.trick:
+                for seat, card in deal.trick:
+                    bits |= 1 << (o_trick + NUM_CARDS * rel[seat] + card)
+                bits |= 1 << (o_leader + rel[deal.leader]) | 1 << (o_led_suit + deal.led_suit)
+        vec = np.unpackbits(
+            np.frombuffer(bits.to_bytes(self._bytes, "little"), dtype=np.uint8), count=self.size, bitorder="little"
+        ).view(np.int8)
+        if scores is not None and any(scores):
+            vec[self.num_bits:] = self.relative_scores(scores, observer)
+        return vec
+
+    def _auction_bits(self, deal: Deal, observer: int) -> int:
+        """The ``bids`` and ``passes`` slices, cached per deal and observer as the auction grows."""
+        key = (id(deal), observer)
+        cached = self._auction_cache.get(key)
+        if cached is not None and cached[0] == len(deal.bids) and cached[1] is deal:
+            return cached[2]
+        n = self.n
+        rel = self._relative[observer]
+        bids_off, passes_off = self.layout["bids"][0], self.layout["passes"][0]
+        bits = 0
+        high = 0
+        for seat, action in deal.bids:
+            if action == PASS:
+                bits |= 1 << (passes_off + high * n + rel[seat])
+            else:
+                bits |= 1 << (bids_off + (action - 1) * n + rel[seat])
+                high = action
+        if len(self._auction_cache) > 64:
+            self._auction_cache.clear()
+        self._auction_cache[key] = (len(deal.bids), deal, bits)
+        return bits
+
+    def relative_scores(self, scores: Sequence[int], observer: int) -> list[int]:
+        """Side scores ÷ 10, clipped to int8, the observer's side first, then clockwise."""
+        rules = self.rules
+        k = rules.num_sides
+        own = rules.side_of(observer)
+        return [max(-127, min(127, round(scores[(own + i) % k] / 10))) for i in range(k)]
+
+    def decode(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Split an observation vector into its named slices, each in its documented shape."""
+        vector = np.asarray(vector)
+        if vector.shape != (self.size,):
+            raise ValueError(f"expected an observation vector of shape ({self.size},), got {vector.shape}")
+        return {name: vector[o:o + int(np.prod(shape))].reshape(shape) for name, (o, shape) in self.layout.items()}
+
+    def describe(self, vector: np.ndarray) -> str:
+        """A short text of the non-empty slices, for debugging."""
+        parts = []
+        for name, value in self.decode(vector).items():
+            idx = np.argwhere(value != 0)
+            if len(idx):
+                parts.append(f"{name}: {idx.tolist() if value.ndim > 1 or name != 'scores' else value.tolist()}")
+        return "\n".join(parts)
+
+    @property
+    def state_size(self) -> int:
+        return (self.n + 2) * NUM_CARDS + self.size
+
+    def encode_state(self, deal: Deal, scores: Sequence[int] | None = None) -> np.ndarray:
+        """The global state for centralised critics: every hand (absolute seats 0…n-1, 46 each),
+        the kitty as dealt, the discards, then seat 0's observation vector."""
+        bits = 0
+        for seat, hand in enumerate(deal.hands):
+            bits |= hand << (NUM_CARDS * seat)
+        bits |= deal.kitty << (NUM_CARDS * self.n) | deal.discards << (NUM_CARDS * (self.n + 1))
+        head = np.unpackbits(
+            np.frombuffer(bits.to_bytes((NUM_CARDS * (self.n + 2) + 7) // 8, "little"), dtype=np.uint8),
+            count=NUM_CARDS * (self.n + 2), bitorder="little",
+        ).view(np.int8)
+        return np.concatenate([head, self.encode(deal, 0, scores)])

@@ -1,0 +1,76 @@
+"""Text rendering of the table (the environment's ``"ansi"`` and ``"human"`` modes, and the CLI).
+
+Shows the contract and contractor, the bidding, the current trick, tricks won, the scores and
+the acting player's hand sorted by suit, trumps first and marked with ``*`` (and, in colour
+mode, highlighted in yellow; hearts and diamonds in red).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from five_hundred_env.actions import action_to_str
+from five_hundred_env.cards import SUIT_SYMBOLS, card_to_str, mask_to_cards
+from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, WIN_KEY, Deal, Game, Phase
+
+_RED, _TRUMP, _RESET = "\033[31m", "\033[1;33m", "\033[0m"
+
+
+def colour_supported(stream: object = None) -> bool:
+    """Whether to print ANSI colours: a terminal, and ``NO_COLOR`` not set."""
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
+
+
+def hand_text(deal: Deal, seat: int, colour: bool = False) -> str:
+    """A seat's hand grouped by effective suit (trumps first, marked ``*``), high cards first."""
+    two = deal.rules.two_jokers
+    trump = deal.trump
+    eff = EFFECTIVE_SUIT[deal.ctx]
+    groups: dict[int, list[tuple[int, str]]] = {}
+    for card in mask_to_cards(deal.hands[seat]):
+        suit = eff[card]
+        group = -1 if trump >= 0 and suit == trump else suit  # SUITLESS (a joker in NT) sorts last
+        strength = WIN_KEY[deal.ctx][suit if suit < 4 else 0][card]
+        name = card_to_str(card, two)
+        if group == -1:
+            name = f"{_TRUMP}{name}*{_RESET}" if colour else f"{name}*"
+        elif colour and suit in (2, 3):
+            name = f"{_RED}{name}{_RESET}"
+        groups.setdefault(group, []).append((strength, name))
+    parts = []
+    for group in sorted(groups):
+        label = "trumps" if group == -1 else ("joker" if group == SUITLESS else SUIT_SYMBOLS[group])
+        parts.append(f"{label}: {' '.join(name for _, name in sorted(groups[group], reverse=True))}")
+    return " | ".join(parts) if parts else "(no cards)"
+
+
+def render_table(game: Game, agents: Sequence[str], colour: bool = False) -> str:
+    """The table as text: contract, bidding, current trick, tricks won, scores, the hand to act."""
+    deal = game.deal
+    rules = deal.rules
+    lines = [f"Five Hundred ({rules.describe()}) — dealer {agents[deal.dealer]}, phase {game.phase.name.lower()}"]
+    auction = " ".join(f"{agents[s][-1]}:{action_to_str(a, rules)}" for s, a in deal.bids)
+    lines.append(f"bidding: {auction or '-'}")
+    if deal.contract >= 0:
+        contract = action_to_str(deal.contract, rules)
+        extra = f", joker nominated {'SCDH'[deal.nominated]}" if deal.nominated >= 0 else ""
+        out = f", {agents[deal.sitting_out]} sits out" if deal.sitting_out >= 0 else ""
+        lines.append(f"contract: {contract} by {agents[deal.contractor]}{extra}{out}")
+    elif deal.thrown_in:
+        lines.append("contract: none (all passed, thrown in)")
+    if deal.phase == Phase.PLAY or deal.tricks:
+        trick = " ".join(f"{agents[s]}:{card_to_str(c, rules.two_jokers)}" for s, c in deal.trick)
+        led = f" (led {'SCDH'[deal.led_suit]})" if deal.led_suit >= 0 else ""
+        lines.append(f"trick {len(deal.tricks) + 1}: {trick or '-'}{led}")
+        lines.append("tricks won: " + ", ".join(f"side {i}: {t}" for i, t in enumerate(deal.side_tricks())))
+    if deal.exposed:
+        lines.append(f"exposed ({agents[deal.contractor]}): {hand_text(deal, deal.contractor, colour)}")
+    lines.append("scores: " + ", ".join(f"side {i}: {s}" for i, s in enumerate(game.scores)))
+    if game.is_over:
+        lines.append("game over; winners: " + ", ".join(f"side {s}" for s in game.winners))
+    elif deal.to_act >= 0:
+        lines.append(f"{agents[deal.to_act]} to act, hand: {hand_text(deal, deal.to_act, colour)}")
+    return "\n".join(lines)

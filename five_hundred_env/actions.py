@@ -202,5 +202,8 @@ class ActionTable:
         return action_to_str(self.universal[action], self.rules)
 
     def from_str(self, text: str) -> int:
-        """The compact id of an action string."""
-        return self.compact[parse_action(text, self.rules)]
+        """The compact id of an action string; an action this table lacks is a ``ValueError``."""
+        compact = self.compact[parse_action(text, self.rules)]
+        if compact < 0:
+            raise ValueError(f"{text!r} is not an action of the {self.rules.preset} deck")
+        return compact

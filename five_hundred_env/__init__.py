@@ -27,5 +27,6 @@ __all__ = [
 
 from five_hundred_env.env import env, raw_env
 from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.wrappers import SingleAgentEnv
 
-__all__ += ["ObservationEncoder", "env", "raw_env"]
+__all__ += ["ObservationEncoder", "SingleAgentEnv", "env", "raw_env"]

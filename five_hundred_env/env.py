@@ -3,7 +3,7 @@
 =====================  ==========================================================================
 Agents                 ``player_0 … player_{n-1}`` (n = 4, or 3 for ``italian_3p``); seats
                        {0, 2} and {1, 3} are partners with four players
-Action space           ``Discrete(A)``: A = 104 (``australian``), 94 (``italian_3p``), 110
+Action space           ``Discrete(A)``: A = 80 (``australian``), 70 (``italian_3p``), 82
                        (``french_46``); ids in :class:`~five_hundred_env.actions.ActionTable`
                        (bids 0-27, then one per card, then joker leads, then nominations)
 Observation space      ``Dict(observation=Box(int8, (size,)), action_mask=Box(int8, (A,)))``;
@@ -57,7 +57,7 @@ from pettingzoo import AECEnv
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Game, IllegalActionError, check_scores
 from five_hundred_env.observation import ObservationEncoder
-from five_hundred_env.render import render_table
+from five_hundred_env.render import colour_supported, render_table
 from five_hundred_env.rules import Rules, make_rules
 
 EPISODE_MODES = ("deal", "game")
@@ -129,9 +129,9 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         self.actions = ActionTable(self.rules)
-        self._compact = np.array([max(c, 0) for c in self.actions.compact], dtype=np.intp)
         self._universal = self.actions.universal
         self.encoder = ObservationEncoder(self.rules)
+        self._mask_bit = [0 if c < 0 else 1 << c for c in self.actions.compact]  # universal id -> mask bit
         num_actions = len(self.actions)
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self.observation_spaces = {
@@ -156,8 +156,13 @@ class raw_env(AECEnv):
 
     # -- notation ----------------------------------------------------------------------------
     def action_to_str(self, action: int) -> str:
-        """The RULES.md §1 spelling of an action id of this environment."""
-        return self.actions.to_str(int(action))
+        """The RULES.md §1 spelling of an action id of this environment (an int or numpy integer)."""
+        if isinstance(action, (bool, np.bool_)):
+            raise ValueError(f"action id {action!r} is not an integer")
+        try:
+            return self.actions.to_str(operator.index(action))
+        except TypeError:
+            raise ValueError(f"action id {action!r} is not an integer") from None
 
     def str_to_action(self, text: str) -> int:
         """The action id of an action written in the RULES.md §1 notation."""
@@ -185,6 +190,7 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.winners = []
+        self._final_deal: Deal | None = None  # in "deal" episodes, the deal just played once it is over
         self._rewards_dirty = False
         self._deals_done = 0
         self.agent_selection = self.possible_agents[self.game.to_act]
@@ -217,10 +223,11 @@ class raw_env(AECEnv):
 
     @property
     def deal(self) -> Deal:
-        """The deal in progress (the engine's state; read only)."""
+        """The deal in progress, or once a ``"deal"`` episode is over the deal just played (the
+        engine's state; read only)."""
         if self.game is None:
             raise RuntimeError("call reset() before using the environment")
-        return self.game.deal
+        return self.game.deal if self._final_deal is None else self._final_deal
 
     @property
     def scores(self) -> dict[str, int]:
@@ -237,22 +244,36 @@ class raw_env(AECEnv):
         if game is None:
             raise RuntimeError("call reset() before observe()")
         seat = self._seat[agent]
-        deal = game.deal
-        mask = np.zeros(len(self._universal), dtype=np.int8)
-        if deal.to_act == seat and agent in self.agents and not self.terminations[agent] and not self.truncations[agent]:
-            mask[self._compact[deal.legal_actions()]] = 1
-        return {"observation": self.encoder.encode(deal, seat, game.scores), "action_mask": mask}
+        deal = game.deal if self._final_deal is None else self._final_deal
+        encoder = self.encoder
+        bits = encoder.bits(deal, seat)
+        # An agent that is done (its entries removed, or terminated/truncated) gets an all-zero mask.
+        if deal.to_act == seat and not self.terminations.get(agent, True) and not self.truncations.get(agent, True):
+            mask_bit = self._mask_bit
+            mask = 0
+            for u in deal.legal_actions():
+                mask |= mask_bit[u]
+            bits |= mask << encoder.size  # above the observation, so that one unpack gives both
+        size = encoder.size
+        vec = encoder.unpack(bits, size + len(self._universal))
+        scores = game.scores
+        if any(scores):
+            vec[encoder.num_bits:size] = encoder.relative_scores(scores, seat)
+        return {"observation": vec[:size], "action_mask": vec[size:]}
 
     def state(self) -> np.ndarray:
         """The full global state (all hands, the kitty, the discards, then seat 0's view)."""
         if self.game is None:
             raise RuntimeError("call reset() before state()")
-        return self.encoder.encode_state(self.game.deal, self.game.scores)
+        return self.encoder.encode_state(self.deal, self.game.scores)
 
     def legal_actions(self) -> list[int]:
-        """The legal action ids of the agent to act."""
+        """The legal action ids of the agent to act (none once it is done: it must step ``None``)."""
         if self.game is None:
             raise RuntimeError("call reset() before legal_actions()")
+        agent = self.agent_selection
+        if self.terminations.get(agent, True) or self.truncations.get(agent, True):
+            return []
         return [self.actions.compact[u] for u in self.game.legal_actions()]
 
     # -- stepping ----------------------------------------------------------------------------
@@ -316,6 +337,8 @@ class raw_env(AECEnv):
 
     def _deal_rewards(self, deal: Deal, game: Game) -> None:
         self._deals_done += 1
+        if self.episode == "deal":
+            self._final_deal = deal  # the game has dealt the next deal already: keep showing this one
         rules = self.rules
         change = deal.score_change or [0] * rules.num_sides
         k = rules.num_sides
@@ -359,8 +382,8 @@ class raw_env(AECEnv):
             return None
         if self.game is None:
             raise RuntimeError("call reset() before render()")
-        colour = self.render_mode == "human"
-        text = render_table(self.game, self.possible_agents, colour=colour)
+        colour = self.render_mode == "human" and colour_supported()  # a terminal, and NO_COLOR unset
+        text = render_table(self.game, self.possible_agents, colour=colour, deal=self.deal)
         if self.render_mode == "human":
             print(text)
             return None

@@ -10,7 +10,8 @@ relative seat 2). Card slices are 46 wide, indexed by the universal card id of
 slice              shape         meaning
 =================  ============  =================================================================
 ``hand``           46            the observer's cards now (the kitty included once taken)
-``phase``          5             bidding, discard, nominate, play, deal over
+``phase``          5             bidding, discard, nominate, play, deal over (the others see
+                                 the contractor's nomination turn as play: it would show the joker)
 ``to_act``         n             the relative seat to act (none once the deal is over)
 ``dealer``         n             the dealer's relative seat
 ``bids``           27 × n        row ``b-1``: relative seat that made bid ``b`` (1-25 trick bids
@@ -52,6 +53,7 @@ from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.rules import Rules
 
 NUM_BIDS = 27  # trick bids 1-25, MISERE 26, OPEN_MISERE 27
+_THERMOMETER = [(1 << t) - 1 for t in range(11)]  # t tricks won -> t low bits set
 
 
 class ObservationEncoder:
@@ -93,12 +95,14 @@ class ObservationEncoder:
             offset += int(np.prod(shape))
         self.size = offset
         self.num_bits = self.layout["scores"][0]
-        self._bytes = (self.size + 7) // 8
         self._offsets = tuple(self.layout[name][0] for name in (
             "hand", "phase", "to_act", "dealer", "contract", "contractor", "trump", "sitting_out", "kitty",
-            "discards", "joker_suit", "exposed", "played", "trick", "leader", "led_suit", "suits_led",
-            "shown_void", "tricks_won"))
+            "discards", "joker_suit", "exposed", "trick", "leader", "led_suit", "suits_led"))
         self._relative = [[(seat - observer) % n for seat in range(n)] for observer in range(n)]
+        # Per observer, per absolute seat: where its played cards, void suits and tricks won go.
+        o_played, o_void, o_won = (self.layout[name][0] for name in ("played", "shown_void", "tricks_won"))
+        self._seat_shifts = [[(o_played + NUM_CARDS * r, o_void + 4 * r, o_won + 10 * r) for r in rel]
+                             for rel in self._relative]
         self._auction_cache: dict[tuple[int, int], tuple[int, Deal, int]] = {}
         self.low = np.zeros(self.size, dtype=np.int8)
         self.high = np.ones(self.size, dtype=np.int8)
@@ -107,11 +111,27 @@ class ObservationEncoder:
 
     def encode(self, deal: Deal, observer: int, scores: Sequence[int] | None = None) -> np.ndarray:
         """The observation vector of ``observer`` (a fresh ``int8`` array of :attr:`size`)."""
+        vec = self.unpack(self.bits(deal, observer), self.size)
+        if scores is not None and any(scores):
+            vec[self.num_bits:] = self.relative_scores(scores, observer)
+        return vec
+
+    def unpack(self, bits: int, count: int) -> np.ndarray:
+        """A fresh ``int8`` 0/1 array of ``count`` elements: element ``i`` is bit ``i`` of ``bits``."""
+        return np.unpackbits(
+            np.frombuffer(bits.to_bytes((count + 7) // 8, "little"), dtype=np.uint8), count=count, bitorder="little"
+        ).view(np.int8)
+
+    def bits(self, deal: Deal, observer: int) -> int:
+        """Every 0/1 slice of ``observer``'s vector as one integer (bit ``i`` is element ``i``; the
+        ``scores`` slice is left 0). :meth:`encode` unpacks it; the environment ORs the action mask
+        in above bit :attr:`size` so that one unpack gives both."""
         (o_hand, o_phase, o_to_act, o_dealer, o_contract, o_contractor, o_trump, o_sitting_out, o_kitty,
-         o_discards, o_joker_suit, o_exposed, o_played, o_trick, o_leader, o_led_suit, o_suits_led,
-         o_shown_void, o_tricks_won) = self._offsets
+         o_discards, o_joker_suit, o_exposed, o_trick, o_leader, o_led_suit, o_suits_led) = self._offsets
         rel = self._relative[observer]
         phase = deal.phase if deal.phase <= Phase.DEAL_OVER else Phase.DEAL_OVER
+        if phase == Phase.NOMINATE and observer != deal.contractor:
+            phase = Phase.PLAY  # that the contractor may nominate would show it holds the joker (§7)
         bits = deal.hands[observer] << o_hand | 1 << (o_phase + phase) | 1 << (o_dealer + rel[deal.dealer])
         bits |= self._auction_bits(deal, observer) | deal.suits_led << o_suits_led
         if deal.to_act >= 0:
@@ -128,21 +148,14 @@ class ObservationEncoder:
                 bits |= 1 << (o_joker_suit + deal.nominated)
             if deal.exposed:
                 bits |= deal.hands[contractor] << o_exposed
-            for seat in range(self.n):
-                r = rel[seat]
-                bits |= (deal.played[seat] << (o_played + NUM_CARDS * r)
-                         | deal.shown_void[seat] << (o_shown_void + 4 * r)
-                         | ((1 << deal.tricks_won[seat]) - 1) << (o_tricks_won + 10 * r))
+            for played, void, won, (to_played, to_void, to_won) in zip(
+                    deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
+                bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
             if deal.trick:
                 for seat, card in deal.trick:
                     bits |= 1 << (o_trick + NUM_CARDS * rel[seat] + card)
                 bits |= 1 << (o_leader + rel[deal.leader]) | 1 << (o_led_suit + deal.led_suit)
-        vec = np.unpackbits(
-            np.frombuffer(bits.to_bytes(self._bytes, "little"), dtype=np.uint8), count=self.size, bitorder="little"
-        ).view(np.int8)
-        if scores is not None and any(scores):
-            vec[self.num_bits:] = self.relative_scores(scores, observer)
-        return vec
+        return bits
 
     def _auction_bits(self, deal: Deal, observer: int) -> int:
         """The ``bids`` and ``passes`` slices, cached per deal and observer as the auction grows."""

@@ -47,11 +47,13 @@ def hand_text(deal: Deal, seat: int, colour: bool = False) -> str:
     return " | ".join(parts) if parts else "(no cards)"
 
 
-def render_table(game: Game, agents: Sequence[str], colour: bool = False) -> str:
-    """The table as text: contract, bidding, current trick, tricks won, scores, the hand to act."""
-    deal = game.deal
+def render_table(game: Game, agents: Sequence[str], colour: bool = False, deal: Deal | None = None) -> str:
+    """The table as text: contract, bidding, current trick, tricks won, scores, the hand to act.
+    ``deal``: the deal to show (default: the game's current deal)."""
+    deal = game.deal if deal is None else deal
     rules = deal.rules
-    lines = [f"Five Hundred ({rules.describe()}) — dealer {agents[deal.dealer]}, phase {game.phase.name.lower()}"]
+    phase = Phase.GAME_OVER if game.is_over else deal.phase
+    lines = [f"Five Hundred ({rules.describe()}) — dealer {agents[deal.dealer]}, phase {phase.name.lower()}"]
     auction = " ".join(f"{agents[s][-1]}:{action_to_str(a, rules)}" for s, a in deal.bids)
     lines.append(f"bidding: {auction or '-'}")
     if deal.contract >= 0:
@@ -61,10 +63,15 @@ def render_table(game: Game, agents: Sequence[str], colour: bool = False) -> str
         lines.append(f"contract: {contract} by {agents[deal.contractor]}{extra}{out}")
     elif deal.thrown_in:
         lines.append("contract: none (all passed, thrown in)")
-    if deal.phase == Phase.PLAY or deal.tricks:
+    if deal.phase == Phase.PLAY:
         trick = " ".join(f"{agents[s]}:{card_to_str(c, rules.two_jokers)}" for s, c in deal.trick)
         led = f" (led {'SCDH'[deal.led_suit]})" if deal.led_suit >= 0 else ""
         lines.append(f"trick {len(deal.tricks) + 1}: {trick or '-'}{led}")
+    elif deal.tricks:  # the deal is over: its last trick
+        _, _, last, winner = deal.tricks[-1]
+        trick = " ".join(f"{agents[s]}:{card_to_str(c, rules.two_jokers)}" for s, c in last)
+        lines.append(f"last trick: {trick}, won by {agents[winner]}")
+    if deal.phase == Phase.PLAY or deal.tricks:
         lines.append("tricks won: " + ", ".join(f"side {i}: {t}" for i, t in enumerate(deal.side_tricks())))
     if deal.exposed:
         lines.append(f"exposed ({agents[deal.contractor]}): {hand_text(deal, deal.contractor, colour)}")

@@ -662,7 +662,8 @@ class Game:
     ``Game(rules, seed=s)`` draws the first dealer and every shuffle from one seeded generator;
     ``first_deal`` (a :class:`Deal`) and ``scores`` set up any position instead. ``deal`` is the
     deal in progress; ``legal_actions``/``apply_action`` act on it and move on to the next deal
-    when one ends, until the game is over.
+    when one ends, until the game is over (or ``max_deals`` deals have been played: then the
+    last deal stays the current one, over, with nobody to act).
     """
 
     def __init__(
@@ -673,11 +674,14 @@ class Game:
         first_deal: Deal | None = None,
         scores: Sequence[int] | None = None,
         rng: random.Random | None = None,
+        max_deals: int | None = None,
     ) -> None:
         if rules is None or isinstance(rules, str):
             rules = make_rules(rules or "australian")
         self.rules = rules
         self.rng = rng if rng is not None else random.Random(seed)
+        self.max_deals = max_deals
+        """Stop dealing after this many deals (the game is then unfinished); None: play to the end."""
         self.scores = [0] * rules.num_sides if scores is None else check_scores(rules, scores)
         self.starting_scores = list(self.scores)
         self.winners: list[int] = []
@@ -722,7 +726,7 @@ class Game:
         deal.apply_action(action)
         if deal.is_over:
             self._end_of_deal(deal)
-            if not self._over:
+            if not self._over and (self.max_deals is None or len(self.deals) < self.max_deals):
                 self._start_deal((deal.dealer + 1) % self.rules.num_players)
 
     def _start_deal(self, dealer: int) -> None:

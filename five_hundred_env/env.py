@@ -190,7 +190,6 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.winners = []
-        self._final_deal: Deal | None = None  # in "deal" episodes, the deal just played once it is over
         self._rewards_dirty = False
         self._deals_done = 0
         self.agent_selection = self.possible_agents[self.game.to_act]
@@ -219,7 +218,9 @@ class raw_env(AECEnv):
             first = Deal.from_cards(rules, options["hands"], options["kitty"], int(dealer))
         else:
             first = Deal.new(rules, rng, int(dealer))
-        return Game(rules, first_deal=first, scores=scores, rng=rng)
+        # A "deal" episode deals once: the finished deal stays visible, and no unused shuffle advances the RNG.
+        max_deals = 1 if self.episode == "deal" else self.max_deals
+        return Game(rules, first_deal=first, scores=scores, rng=rng, max_deals=max_deals)
 
     @property
     def deal(self) -> Deal:
@@ -227,7 +228,7 @@ class raw_env(AECEnv):
         engine's state; read only)."""
         if self.game is None:
             raise RuntimeError("call reset() before using the environment")
-        return self.game.deal if self._final_deal is None else self._final_deal
+        return self.game.deal
 
     @property
     def scores(self) -> dict[str, int]:
@@ -244,7 +245,7 @@ class raw_env(AECEnv):
         if game is None:
             raise RuntimeError("call reset() before observe()")
         seat = self._seat[agent]
-        deal = game.deal if self._final_deal is None else self._final_deal
+        deal = game.deal
         encoder = self.encoder
         bits = encoder.bits(deal, seat)
         # An agent that is done (its entries removed, or terminated/truncated) gets an all-zero mask.
@@ -306,7 +307,7 @@ class raw_env(AECEnv):
         game.apply_action(universal)
         if deal.is_over:
             self._deal_rewards(deal, game)
-        if not game.is_over:
+        if game.to_act >= 0:
             self.agent_selection = self.possible_agents[game.to_act]
         if self.render_mode == "human":
             self.render()
@@ -337,8 +338,6 @@ class raw_env(AECEnv):
 
     def _deal_rewards(self, deal: Deal, game: Game) -> None:
         self._deals_done += 1
-        if self.episode == "deal":
-            self._final_deal = deal  # the game has dealt the next deal already: keep showing this one
         rules = self.rules
         change = deal.score_change or [0] * rules.num_sides
         k = rules.num_sides

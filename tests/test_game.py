@@ -310,3 +310,25 @@ def test_starting_scores_per_seat():
     assert game.scores == [100, -50]
     with pytest.raises(ValueError, match="partners"):
         Game("australian", seed=1, scores=[100, -50, 90, -50])
+
+
+def test_max_deals_stops_dealing_and_keeps_the_last_deal():
+    """§3 "after each deal the deal passes to the left" — unless the caller limits the deals:
+    with ``max_deals`` the finished deal stays current, with nobody to act and no new shuffle."""
+    import random
+
+    from five_hundred_env import Game, make_rules
+
+    rules = make_rules("australian")
+    game = Game(rules, seed=7, max_deals=1)
+    first = game.deal
+    rng = random.Random(0)
+    while not first.is_over:
+        game.apply_action(rng.choice(game.legal_actions()))
+    assert game.deal is first and len(game.deals) == 1
+    assert game.to_act == -1 and game.legal_actions() == []
+    unlimited = Game(rules, seed=7)
+    rng = random.Random(0)
+    while not unlimited.deals[0].is_over:
+        unlimited.apply_action(rng.choice(unlimited.legal_actions()))
+    assert len(unlimited.deals) == 2 or unlimited.is_over

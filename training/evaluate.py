@@ -1,0 +1,461 @@
+"""Duplicate evaluation of two agents: the score difference per deal with the luck of the cards taken out.
+
+Every *board* is one deal (hands, kitty, dealer) played several times through the environment:
+
+* four players: team A (seats 0 and 2) against team B (seats 1 and 3), then the same deal again with
+  the teams swapped, so each hand is played once by each agent;
+* three players: A alone against two copies of B with A in each seat in turn, then B alone against
+  two copies of A likewise, so each hand is played three times by each agent.
+
+A play's difference is A's score change minus B's (with three players: an A player's minus the mean
+of the B players'); a board's difference is the mean over its plays, so the card luck of the board
+cancels and its unit is points per deal. The report gives the mean over boards with a 95% t
+interval, each side's contracts by type (suit, no trumps, misère including open misère), and
+optionally whole games to 500 (A's win rate with a Wilson interval; the seats alternate between
+games of the same seed, so those are duplicated too).
+
+Importing this module does not import torch: an agent that needs it imports it itself.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.base import Agent
+from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain
+from five_hundred_env.cards import card_to_str, mask_to_cards
+from five_hundred_env.engine import Deal
+from five_hundred_env.env import raw_env
+from five_hundred_env.rules import Rules, make_rules
+
+AgentLike = Agent | Callable[[Rules, int | None], Agent]
+"""An agent instance (used in every seat it takes), or a factory ``f(rules, seed) -> Agent``."""
+
+CONTRACT_TYPES = ("suit", "no_trumps", "misere")
+SIDES = ("A", "B")
+MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
+
+
+# -- statistics --------------------------------------------------------------------------------
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_quantile_975(df: int) -> float:
+    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (a table, then Cornish–Fisher)."""
+    if df < 1:
+        return float("nan")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float, float, float, float]:
+    """Mean, 95% t interval (lo, hi) and standard error of ``values``."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), float("nan")
+    mean = sum(values) / n
+    if n == 1:
+        return mean, float("nan"), float("nan"), float("nan")
+    var = sum((x - mean) ** 2 for x in values) / (n - 1)
+    se = math.sqrt(var / n)
+    half = t_quantile_975(n - 1) * se
+    return mean, mean - half, mean + half, se
+
+
+def wilson_ci95(successes: float, n: int) -> tuple[float, float]:
+    """The Wilson score 95% interval of a proportion (draws may count as half a success)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    z = 1.959964
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# -- the report --------------------------------------------------------------------------------
+def _empty_contracts() -> dict[str, dict[str, int]]:
+    counts = {kind: {"bid": 0, "made": 0} for kind in CONTRACT_TYPES}
+    counts["open_misere"] = {"bid": 0, "made": 0}
+    return counts
+
+
+@dataclass
+class EvaluationReport:
+    """The result of :func:`duplicate_match`; :meth:`to_dict` is the JSON schema (see the README)."""
+
+    rules: Rules
+    agent_a: str
+    agent_b: str
+    deals: int
+    seed: int
+    board_diffs: list[float] = field(default_factory=list)
+    """Each board's mean score difference A − B (points per deal)."""
+    play_diffs: list[float] = field(default_factory=list)
+    """Each single play's score difference A − B, before the duplicate averaging."""
+    score_a: float = 0.0
+    """Total score change of A players over all plays (per-player, not per side)."""
+    score_b: float = 0.0
+    plays: int = 0
+    thrown_in: int = 0
+    contracts: dict[str, dict[str, dict[str, int]]] = field(
+        default_factory=lambda: {side: _empty_contracts() for side in SIDES})
+    games: int = 0
+    game_wins_a: float = 0.0
+    games_undecided: int = 0
+    game_deals: int = 0
+
+    @property
+    def score_diff(self) -> tuple[float, float, float, float]:
+        """Mean board difference, its 95% interval (lo, hi) and standard error."""
+        return mean_ci95(self.board_diffs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data (schema in the README)."""
+        mean, lo, hi, se = self.score_diff
+        n_players = self.rules.num_players
+        plays = max(self.plays, 1)
+        contracts: dict[str, Any] = {}
+        for side in SIDES:
+            rows: dict[str, Any] = {}
+            total_bid = total_made = 0
+            for kind, c in self.contracts[side].items():
+                rows[kind] = {
+                    "bid": c["bid"], "made": c["made"],
+                    "share_of_deals": c["bid"] / plays,
+                    "made_rate": c["made"] / c["bid"] if c["bid"] else None,
+                }
+                if kind in CONTRACT_TYPES:
+                    total_bid += c["bid"]
+                    total_made += c["made"]
+            rows["all"] = {"bid": total_bid, "made": total_made, "share_of_deals": total_bid / plays,
+                           "made_rate": total_made / total_bid if total_bid else None}
+            contracts[side] = rows
+        out: dict[str, Any] = {
+            "rules": self.rules.to_dict(),
+            "agent_a": self.agent_a,
+            "agent_b": self.agent_b,
+            "seed": self.seed,
+            "deals": self.deals,
+            "plays": self.plays,
+            "score_diff_per_deal": {
+                "mean": _finite(mean), "ci95": [_finite(lo), _finite(hi)], "stderr": _finite(se),
+                "raw_play_std": _finite(_std(self.play_diffs)),
+            },
+            "score_per_deal": {"A": self.score_a / plays, "B": self.score_b / plays},
+            "thrown_in": self.thrown_in,
+            "contracts": contracts,
+            "games": None,
+        }
+        if self.games:
+            lo_w, hi_w = wilson_ci95(self.game_wins_a, self.games)
+            out["games"] = {
+                "games": self.games, "wins_a": self.game_wins_a, "win_rate_a": self.game_wins_a / self.games,
+                "ci95": [lo_w, hi_w], "baseline": 0.5 if n_players == 4 else 1 / 3,
+                "undecided": self.games_undecided, "mean_deals": self.game_deals / self.games,
+            }
+        return out
+
+    def format_table(self) -> str:
+        """A short text table for the terminal."""
+        d = self.to_dict()
+        sd = d["score_diff_per_deal"]
+        lines = [
+            f"{self.agent_a} (A) vs {self.agent_b} (B) — {self.rules.describe()}, {self.deals} duplicate deals "
+            f"({self.plays} plays), seed {self.seed}",
+            f"score difference per deal (A − B): {_fmt(sd['mean'])}  95% CI [{_fmt(sd['ci95'][0])}, {_fmt(sd['ci95'][1])}]",
+            f"score per deal: A {d['score_per_deal']['A']:.1f}, B {d['score_per_deal']['B']:.1f}; thrown in "
+            f"{d['thrown_in']} of {self.plays} plays",
+            "",
+            f"{'contracts':<12}" + "".join(f"{side + ' bid':>10}{side + ' made':>10}{side + ' %made':>9}" for side in SIDES),
+        ]
+        for kind in (*CONTRACT_TYPES, "open_misere", "all"):
+            row = f"{kind if kind != 'open_misere' else '  open':<12}"
+            for side in SIDES:
+                c = d["contracts"][side][kind]
+                rate = "-" if c["made_rate"] is None else f"{100 * c['made_rate']:.0f}%"
+                row += f"{c['bid']:>10}{c['made']:>10}{rate:>9}"
+            lines.append(row)
+        lines.append("(share of deals bid: " + ", ".join(
+            f"{side} {100 * d['contracts'][side]['all']['share_of_deals']:.1f}%" for side in SIDES) + ")")
+        if d["games"]:
+            g = d["games"]
+            lines.append("")
+            lines.append(f"games to {self.rules.target}: A won {g['wins_a']:g} of {g['games']} = {100 * g['win_rate_a']:.1f}% "
+                         f"95% CI [{100 * g['ci95'][0]:.1f}%, {100 * g['ci95'][1]:.1f}%] (equal strength: "
+                         f"{100 * g['baseline']:.0f}%); {g['undecided']} undecided; {g['mean_deals']:.1f} deals per game")
+        return "\n".join(lines)
+
+
+def _std(values: Sequence[float]) -> float:
+    n = len(values)
+    if n < 2:
+        return float("nan")
+    m = sum(values) / n
+    return math.sqrt(sum((x - m) ** 2 for x in values) / (n - 1))
+
+
+def _finite(x: float) -> float | None:
+    return None if x != x or x in (float("inf"), float("-inf")) else float(x)
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.1f}"
+
+
+# -- boards and plays -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BoardDeal:
+    """One deal to play in duplicate: the dealer, each seat's hand and the kitty, by card name."""
+
+    dealer: int
+    hands: tuple[tuple[str, ...], ...]
+    kitty: tuple[str, ...]
+
+    def options(self) -> dict[str, Any]:
+        """The environment's reset options for this deal."""
+        return {"dealer": self.dealer, "hands": [list(h) for h in self.hands], "kitty": list(self.kitty)}
+
+
+def board_deals(rules: Rules, deals: int, seed: int) -> list[BoardDeal]:
+    """``deals`` uniformly shuffled deals with random dealers, reproducible from ``seed``."""
+    rng = random.Random(seed)
+    two = rules.two_jokers
+    out = []
+    for _ in range(deals):
+        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
+        out.append(BoardDeal(
+            deal.dealer,
+            tuple(tuple(card_to_str(c, two) for c in mask_to_cards(h)) for h in deal.hands),
+            tuple(card_to_str(c, two) for c in mask_to_cards(deal.kitty)),
+        ))
+    return out
+
+
+@dataclass
+class PlayResult:
+    """One play of a deal: who sat where, each side's score change and the contract."""
+
+    seats: tuple[str, ...]
+    """``"A"`` or ``"B"`` for each seat."""
+    score_change: list[int]
+    """Per side (team with four players, player with three)."""
+    contract: int = -1
+    contractor: int = -1
+    made: bool = False
+
+    @property
+    def diff(self) -> float:
+        """A's score change minus B's (per player: A players' mean minus B players' mean)."""
+        n = len(self.seats)
+        side_of = (lambda s: s % 2) if n == 4 else (lambda s: s)
+        a = [self.score_change[side_of(s)] for s in range(n) if self.seats[s] == "A"]
+        b = [self.score_change[side_of(s)] for s in range(n) if self.seats[s] == "B"]
+        return sum(a) / len(a) - sum(b) / len(b)
+
+
+def seat_layouts(num_players: int) -> list[tuple[str, ...]]:
+    """Who sits where in the plays of one board (see the module docstring)."""
+    if num_players == 4:
+        return [("A", "B", "A", "B"), ("B", "A", "B", "A")]
+    layouts = []
+    for lone in ("A", "B"):
+        other = "B" if lone == "A" else "A"
+        for seat in range(num_players):
+            layouts.append(tuple(lone if s == seat else other for s in range(num_players)))
+    return layouts
+
+
+class _Seats:
+    """The agent playing each seat: instances are shared, factories build one agent per seat."""
+
+    def __init__(self, rules: Rules, spec_a: AgentLike, spec_b: AgentLike, seed: int) -> None:
+        n = rules.num_players
+        self.agents: dict[tuple[str, int], Agent] = {}
+        for label, spec in (("A", spec_a), ("B", spec_b)):
+            for seat in range(n):
+                if isinstance(spec, Agent):
+                    self.agents[label, seat] = spec
+                else:
+                    self.agents[label, seat] = spec(rules, seed * 1000 + seat * 2 + (label == "B"))
+
+    def players(self, layout: Sequence[str], seed: int) -> list[Agent]:
+        """The agents of a seat layout, reseeded from the play's seed by seat (in seat order, so an
+        instance shared by several seats ends with its last seat's seed): identical agents get
+        identical random streams whichever side they play for."""
+        players = [self.agents[label, s] for s, label in enumerate(layout)]
+        for s, agent in enumerate(players):
+            agent.seed(seed * 7919 + s)
+        return players
+
+
+def play_deal(env: raw_env, deal: BoardDeal, seats: Sequence[Agent], seed: int = 0) -> Deal:
+    """Play one explicit deal through the environment with ``seats[i]`` acting for seat ``i``.
+
+    Returns the finished engine deal (for the statistics; the agents only ever saw observations).
+    """
+    env.reset(seed=seed, options=deal.options())
+    for name in env.agent_iter():
+        obs, _reward, term, trunc, _info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        env.step(seats[int(name.rsplit("_", 1)[1])].act(obs))
+    assert env.game is not None
+    return env.game.deals[0]
+
+
+def play_board(
+    env: raw_env, deal: BoardDeal, agent_a: AgentLike, agent_b: AgentLike, seed: int = 0,
+    seats: _Seats | None = None,
+) -> list[PlayResult]:
+    """Play one board: the deal once for every seat layout of :func:`seat_layouts`.
+
+    Every play reseeds the agents from the same ``seed``, so identical deterministic agents play
+    each layout identically and the board's difference is exactly zero.
+    """
+    rules = env.rules
+    seats = seats or _Seats(rules, agent_a, agent_b, seed)
+    results = []
+    for layout in seat_layouts(rules.num_players):
+        finished = play_deal(env, deal, seats.players(layout, seed), seed)
+        result = PlayResult(layout, list(finished.score_change or [0] * rules.num_sides))
+        if not finished.thrown_in:
+            result.contract = finished.contract
+            result.contractor = finished.contractor
+            result.made = finished.contract_made()
+        results.append(result)
+    return results
+
+
+def contract_type(contract: int) -> str:
+    """``suit``, ``no_trumps`` or ``misere`` (open misère included)."""
+    if contract in (MISERE, OPEN_MISERE):
+        return "misere"
+    return "no_trumps" if bid_strain(contract) == NT else "suit"
+
+
+def _progress(iterable: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
+    if not enabled:
+        return iterable
+    try:
+        from tqdm import tqdm
+    except ImportError:  # tqdm comes with the training extra; without it, no bar
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, unit="deal" if desc == "deals" else "game")
+
+
+def _name(spec: AgentLike) -> str:
+    if isinstance(spec, Agent):
+        return getattr(spec, "label", None) or spec.name
+    return getattr(spec, "label", None) or getattr(spec, "name", None) or getattr(spec, "__name__", "agent")
+
+
+def duplicate_match(rules: Rules | str, agent_a: AgentLike, agent_b: AgentLike, deals: int, seed: int = 0, games: int = 0,
+                    progress: bool = False) -> EvaluationReport:
+    """Play ``agent_a`` against ``agent_b`` over ``deals`` duplicate boards (and ``games`` games to 500).
+
+    ``rules`` is a preset name or a :class:`Rules`; each agent is an :class:`Agent` (shared by the
+    seats it takes; it must not keep per-seat state) or a factory ``f(rules, seed) -> Agent``.
+    Everything is reproducible from ``seed``. See the module docstring for the method.
+    """
+    rules = make_rules(rules) if isinstance(rules, str) else rules
+    if not isinstance(deals, int) or deals < 0:
+        raise ValueError(f"deals must be a whole number >= 0, got {deals!r}")
+    if not isinstance(games, int) or games < 0:
+        raise ValueError(f"games must be a whole number >= 0, got {games!r}")
+    report = EvaluationReport(rules, _name(agent_a), _name(agent_b), deals, seed)
+    env = raw_env(rules=rules, episode="deal")
+    seats = _Seats(rules, agent_a, agent_b, seed)
+    for i, deal in _progress(enumerate(board_deals(rules, deals, seed)), deals, progress, "deals"):
+        results = play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats)
+        _tally(report, results)
+    if games:
+        _play_games(report, rules, seats, games, seed, progress)
+    return report
+
+
+def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
+    rules = report.rules
+    n = rules.num_players
+    diffs = []
+    for r in results:
+        d = r.diff
+        diffs.append(d)
+        report.play_diffs.append(d)
+        report.plays += 1
+        side_of = rules.side_of
+        for label in SIDES:
+            members = [s for s in range(n) if r.seats[s] == label]
+            total = sum(r.score_change[side_of(s)] for s in members) / len(members)
+            if label == "A":
+                report.score_a += total
+            else:
+                report.score_b += total
+        if r.contract < 0:
+            report.thrown_in += 1
+            continue
+        label = r.seats[r.contractor]
+        kind = contract_type(r.contract)
+        row = report.contracts[label]
+        row[kind]["bid"] += 1
+        row[kind]["made"] += int(r.made)
+        if r.contract == OPEN_MISERE:
+            row["open_misere"]["bid"] += 1
+            row["open_misere"]["made"] += int(r.made)
+    report.board_diffs.append(sum(diffs) / len(diffs))
+
+
+def _play_games(report: EvaluationReport, rules: Rules, seats: _Seats, games: int, seed: int, progress: bool) -> None:
+    """Whole games to 500; the layouts of :func:`seat_layouts` alternate over games of one seed."""
+    n = rules.num_players
+    layouts = seat_layouts(n)
+    if n != 4:
+        layouts = layouts[:n]  # A alone against two copies of B, in each seat
+    env = raw_env(rules=rules, episode="game", max_deals=MAX_GAME_DEALS)
+    for g in _progress(range(games), games, progress, "games"):
+        layout = layouts[g % len(layouts)]
+        game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
+        players = seats.players(layout, game_seed)
+        env.reset(seed=game_seed)
+        for name in env.agent_iter():
+            obs, _reward, term, trunc, _info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step(players[int(name.rsplit("_", 1)[1])].act(obs))
+        game = env.game
+        assert game is not None
+        report.games += 1
+        report.game_deals += len(game.deals)
+        if not game.is_over:
+            report.games_undecided += 1
+            report.game_wins_a += 0.5 if n == 4 else 1 / 3
+            continue
+        a_sides = {rules.side_of(s) for s in range(n) if layout[s] == "A"}
+        if a_sides & set(game.winners):
+            # a tie for the win with three players is shared
+            report.game_wins_a += 1.0 / len(game.winners) if n != 4 else 1.0
+
+
+__all__ = [
+    "BoardDeal",
+    "EvaluationReport",
+    "PlayResult",
+    "board_deals",
+    "contract_type",
+    "duplicate_match",
+    "mean_ci95",
+    "play_board",
+    "play_deal",
+    "seat_layouts",
+    "wilson_ci95",
+]

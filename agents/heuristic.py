@@ -50,7 +50,7 @@ from five_hundred_env.actions import (
     bid_value,
     is_trick_bid,
 )
-from five_hundred_env.cards import JOKER1, NUM_CARDS
+from five_hundred_env.cards import JOKER1, NUM_CARDS, mask_to_cards
 from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, bid_rank
 from five_hundred_env.observation import NUM_BIDS, ObservationEncoder
 from five_hundred_env.rules import Rules
@@ -68,16 +68,6 @@ _W_NT = (1.0, 0.5, 0.25, 0.1)
 # Misère danger of one card by its *slack*: the opponents' lower cards in the suit minus the two
 # they spend per round of the suit before this card must be played.
 _MISERE_DANGER = (0.0, 0.3, 0.6, 0.9, 1.2)
-
-
-def _cards(mask: int) -> list[int]:
-    """Card ids of a mask, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def _phi(x: float) -> float:
@@ -99,7 +89,7 @@ class _Tables:
         for c in range(NUM_CARDS):
             e = self.eff[c]
             self.strength[c] = WIN_KEY[ctx][e if e < 4 else 0][c]
-        self.top_down = [sorted(_cards(self.suit[s]), key=lambda c: -self.strength[c]) for s in range(5)]
+        self.top_down = [sorted(mask_to_cards(self.suit[s]), key=lambda c: -self.strength[c]) for s in range(5)]
         self.higher = [0] * NUM_CARDS
         self.lower = [0] * NUM_CARDS
         for s in range(5):
@@ -401,7 +391,7 @@ class HeuristicAgent(Agent):
         every choice, then the suits are combined by dynamic programming.
         """
         t = self._tables[NO_TRUMP_CTX]
-        jokers = _cards(hand & t.suit[SUITLESS])
+        jokers = mask_to_cards(hand & t.suit[SUITLESS])
         # best[j] = (danger, thrown mask) with j cards thrown so far
         best: list[tuple[float, int]] = [(0.0, 0)] + [(math.inf, 0)] * k
         groups: list[list[tuple[float, int]]] = []
@@ -646,13 +636,13 @@ class HeuristicAgent(Agent):
         keys = t.key[led]
         pos = v.possible[e]
         follow = pos & t.suit[led]
-        for c in _cards(follow):
+        for c in mask_to_cards(follow):
             if keys[c] > key:
                 return True
         void_possible = not follow or (v.unseen & t.suit[led]).bit_count() <= 2
         if not void_possible:
             return False
-        for c in _cards(pos & ~t.suit[led]):
+        for c in mask_to_cards(pos & ~t.suit[led]):
             if keys[c] > key:
                 return True
         return False

@@ -1,0 +1,254 @@
+"""Neural agents: an actor-critic network over the observation vector, with masked logits.
+
+The actor reads one seat's observation (the flat ``int8`` vector of
+:mod:`five_hundred_env.observation`) and gives one logit per action of the preset's action space;
+the logits of illegal actions are replaced by :data:`MASK_VALUE` before any softmax, so an
+illegal action gets probability exactly 0 (``exp(-1e8)`` underflows) and is never sampled. The
+same masking happens when the update recomputes log-probabilities, so the policy being trained
+is the policy that acted.
+
+The critic reads the same observation and, with ``critic_extra > 0`` (a *centralised* critic),
+the hidden cards too (see :func:`central_features`): it is used only in training, never to act.
+
+:class:`NeuralAgent` wraps a trained network in the common :class:`~agents.base.Agent`
+interface; :func:`load_agent` builds one from a checkpoint written by ``training.ppo``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+from agents.base import Agent
+from five_hundred_env.cards import NUM_CARDS
+from five_hundred_env.engine import Deal
+from five_hundred_env.rules import Rules, make_rules
+
+CHECKPOINT_FORMAT = "five-hundred-ppo/1"
+"""The ``format`` entry of every checkpoint; bump it when the layout changes."""
+
+MASK_VALUE = -1e8
+"""The logit of an illegal action: far below any real logit, yet finite, so that softmax,
+log-softmax and the entropy stay free of NaN (``0 × -1e8 = 0``, whereas ``0 × -inf`` is NaN)."""
+
+SCORE_SCALE = 1 / 50
+"""The ``scores`` slice holds score ÷ 10 (up to ±127); ÷ 50 more brings it near [-1, 1]."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: corrupt, not ours, or made for another preset."""
+
+
+def _mlp(sizes: list[int], activation: str, out: int, out_gain: float) -> nn.Sequential:
+    act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
+    layers: list[nn.Module] = []
+    for a, b in itertools.pairwise(sizes):
+        layers += [_init(nn.Linear(a, b), np.sqrt(2)), act()]
+    layers.append(_init(nn.Linear(sizes[-1], out), out_gain))
+    return nn.Sequential(*layers)
+
+
+def _init(layer: nn.Linear, gain: float) -> nn.Linear:
+    # Orthogonal init as in CleanRL's PPO: a small gain on the policy head starts the policy
+    # close to uniform over the legal actions.
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class ActorCritic(nn.Module):
+    """Separate actor and critic MLPs over the observation vector (plus hidden cards for a
+    centralised critic). ``spec()`` returns the constructor arguments, stored in checkpoints."""
+
+    def __init__(
+        self,
+        obs_size: int,
+        num_actions: int,
+        hidden_sizes: list[int],
+        activation: str = "relu",
+        critic_extra: int = 0,
+        num_sides: int = 2,
+    ) -> None:
+        super().__init__()
+        # Plain Python values only: the spec goes into checkpoints read with weights_only=True.
+        self._spec = dict(obs_size=int(obs_size), num_actions=int(num_actions), hidden_sizes=[int(h) for h in hidden_sizes],
+                          activation=str(activation), critic_extra=int(critic_extra), num_sides=int(num_sides))
+        scale = torch.ones(obs_size)
+        scale[obs_size - num_sides:] = SCORE_SCALE  # the scores slice is last (observation.py)
+        self.register_buffer("input_scale", scale)
+        self.actor = _mlp([obs_size, *hidden_sizes], activation, num_actions, 0.01)
+        self.critic = _mlp([obs_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
+        self.critic_extra = critic_extra
+
+    def spec(self) -> dict[str, Any]:
+        return dict(self._spec)
+
+    def _features(self, obs: torch.Tensor) -> torch.Tensor:
+        return obs.float() * self.input_scale
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Actor logits with every illegal action (``mask == 0``) set to :data:`MASK_VALUE`."""
+        logits = self.actor(self._features(obs))
+        return logits.masked_fill(~mask.bool(), MASK_VALUE)
+
+    def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """The critic's value of each row (shape ``(batch,)``)."""
+        x = self._features(obs)
+        if self.critic_extra:
+            if extra is None:
+                raise ValueError("this network has a centralised critic: pass the hidden-card features")
+            x = torch.cat([x, extra.float()], dim=-1)
+        return self.critic(x).squeeze(-1)
+
+    def act(
+        self, obs: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sample actions (torch's global generator): ``(actions, log-probs, values)``."""
+        dist = Categorical(logits=self.masked_logits(obs, mask))
+        action = dist.sample()
+        return action, dist.log_prob(action), self.value(obs, extra)
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor, extra: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probs and entropies of ``actions`` under the *same* mask, and values, for the update."""
+        dist = Categorical(logits=self.masked_logits(obs, mask))
+        return dist.log_prob(actions), dist.entropy(), self.value(obs, extra)
+
+
+def central_features(state: np.ndarray, seat: int, num_players: int) -> np.ndarray:
+    """The hidden cards for a centralised critic, from ``env.state()``, oriented to ``seat``:
+    every hand in relative seat order (the seat itself first), then the kitty and the discards
+    (``(n + 2) × 46`` values). The rest of the state (seat 0's observation) is left out: the
+    critic already reads the acting seat's own observation."""
+    hands = state[: num_players * NUM_CARDS].reshape(num_players, NUM_CARDS)
+    rest = state[num_players * NUM_CARDS: (num_players + 2) * NUM_CARDS]
+    return np.concatenate([np.roll(hands, -seat, axis=0).ravel(), rest])
+
+
+def hidden_cards(deal: Deal, seat: int) -> np.ndarray:
+    """:func:`central_features` straight from the engine's deal (what ``env.state()`` encodes),
+    without encoding the rest of the state: the trainer calls it at every learner decision."""
+    n = deal.n
+    bits = 0
+    for r in range(n):
+        bits |= deal.hands[(seat + r) % n] << (NUM_CARDS * r)
+    bits |= deal.kitty << (NUM_CARDS * n) | deal.discards << (NUM_CARDS * (n + 1))
+    size = NUM_CARDS * (n + 2)
+    return np.unpackbits(np.frombuffer(bits.to_bytes((size + 7) // 8, "little"), dtype=np.uint8),
+                         count=size, bitorder="little").view(np.int8)
+
+
+def central_size(num_players: int) -> int:
+    """The length of :func:`central_features`."""
+    return (num_players + 2) * NUM_CARDS
+
+
+class NeuralAgent(Agent):
+    """A trained policy as an agent: greedy (the most probable legal action) or sampled."""
+
+    name = "neural"
+
+    def __init__(
+        self, rules: Rules | str = "australian", seed: int | None = None, *, model: ActorCritic, greedy: bool = True
+    ) -> None:
+        super().__init__(rules, seed)
+        self.model = model.eval()
+        self.greedy = greedy
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"])
+        if not mask.any():
+            raise ValueError("no legal action in the mask: is it this agent's turn?")
+        with torch.inference_mode():
+            obs = torch.from_numpy(np.asarray(observation["observation"], dtype=np.int8)).unsqueeze(0)
+            logits = self.model.masked_logits(obs, torch.from_numpy(mask).unsqueeze(0))[0]
+        if self.greedy:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits.double(), dim=0).numpy()
+        probs[mask == 0] = 0.0  # already exactly 0; kept so the agent's own rng can never pick one
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+
+# -- checkpoints -------------------------------------------------------------------------------
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
+    """Write a checkpoint atomically: to a temporary file in the same folder, then ``os.replace``,
+    so a crash mid-write never leaves a truncated checkpoint behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": CHECKPOINT_FORMAT, **payload}
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[str, Any]:
+    """Load a checkpoint with ``weights_only=True`` (tensors and plain data only, never code) and
+    check it: a missing file, a corrupt or foreign file, or (when ``rules`` is given) a checkpoint
+    trained for another preset is refused with a clear error."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged file (pickle, zip, EOF, runtime)
+        lines = str(e).splitlines()
+        # torch's weights-only refusal is long; its own diagnosis is the line that names the culprit
+        why = next((ln.strip() for ln in lines if "WeightsUnpickler error" in ln), lines[0] if lines else "")
+        raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, unsafe or not a torch "
+                              f"file): {type(e).__name__}: {why}") from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CheckpointError(f"{path} is not a five-hundred training checkpoint "
+                              f"(format {found!r}, expected {CHECKPOINT_FORMAT!r})")
+    for key in ("rules", "model", "model_spec"):
+        if key not in data:
+            raise CheckpointError(f"{path} is missing {key!r}: not a complete five-hundred checkpoint")
+    if rules is not None:
+        wanted = make_rules(rules) if isinstance(rules, str) else rules
+        trained = data["rules"].get("preset")
+        if trained != wanted.preset:
+            raise CheckpointError(f"{path} was trained for the {trained!r} preset and cannot play {wanted.preset!r} "
+                                  "(the observation and action spaces differ)")
+        if Rules.from_dict(data["rules"]) != wanted:
+            warnings.warn(f"{path} was trained with other rule options ({Rules.from_dict(data['rules']).describe()}) "
+                          f"than these ({wanted.describe()}); it will play, but was not trained for them", stacklevel=2)
+    return data
+
+
+def model_from_checkpoint(data: dict[str, Any], path: str | Path = "<checkpoint>") -> ActorCritic:
+    """Rebuild the network of a checkpoint read by :func:`read_checkpoint`."""
+    try:
+        model = ActorCritic(**data["model_spec"])
+        model.load_state_dict(data["model"])
+    except (TypeError, RuntimeError, KeyError) as e:
+        raise CheckpointError(f"{path}: the network in the checkpoint does not load: {e}") from None
+    return model
+
+
+def load_agent(path: str | Path, rules: Rules | str | None = None, seed: int | None = None, greedy: bool = True) -> NeuralAgent:
+    """A :class:`NeuralAgent` from a training checkpoint (any of ``latest.pt``, ``final.pt`` or a
+    periodic one). ``rules`` defaults to the rules it was trained with; a checkpoint for another
+    preset is refused."""
+    data = read_checkpoint(path, rules)
+    model = model_from_checkpoint(data, path)
+    if rules is None:
+        rules = Rules.from_dict(data["rules"])
+    return NeuralAgent(rules, seed, model=model, greedy=greedy)

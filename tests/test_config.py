@@ -1,0 +1,125 @@
+"""Training configs: typed validation whose errors name the file and the key; CLI overrides."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pydantic")
+pytest.importorskip("yaml")
+
+from five_hundred_env.cli import main
+from training.config import Config, ConfigError, config_from_dict, load_config, parse_override, save_config
+
+
+def write(tmp_path, text: str, name: str = "run.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_empty_config_takes_the_defaults(tmp_path):
+    config = load_config(write(tmp_path, ""))
+    assert config == Config(logging={"run_name": "run"})
+    assert config.to_rules().preset == "australian"
+    assert config.logging.run_name == "run"  # named after the file
+
+
+@pytest.mark.parametrize(("text", "key", "words"), [
+    ("train:\n  lerning_rate: 0.1\n", "train.lerning_rate", "unknown key"),
+    ("trian:\n  total_steps: 10\n", "trian", "unknown key"),
+    ("train:\n  num_envs: many\n", "train.num_envs", "valid integer"),
+    ("train:\n  total_steps: 2.5\n", "train.total_steps", "integer"),
+    ("train:\n  gamma: 1.5\n", "train.gamma", "less than or equal to 1"),
+    ("train:\n  total_steps: -3\n", "train.total_steps", "greater than 0"),
+    ("network:\n  hidden_sizes: [64, 0]\n", "network.hidden_sizes", "positive"),
+    ("opponents: {self_play: 0, snapshot: 0, heuristic: 0, random: 0}\n", "opponents", "at least one"),
+    ("rules:\n  preset: bridge\n", "rules.preset", "australian"),
+    ("rules:\n  options: {slam_bonus: 3}\n", "rules", "slam_bonus"),
+    ("rules:\n  options: {jokers: 2}\n", "rules", "unknown rule option 'jokers'"),
+    ("device: tpu\n", "device", "cpu, cuda"),
+    ("evaluation:\n  opponents: [random, grandmaster]\n", "evaluation.opponents.1", "random"),
+    ("train: {num_envs: 2, num_steps: 2, num_minibatches: 9}\n", "train", "num_minibatches"),
+])
+def test_errors_name_the_file_and_the_key(tmp_path, text, key, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert f"{path}: {key}:" in message
+    assert words in message
+
+
+def test_unknown_key_lists_the_known_ones(tmp_path):
+    with pytest.raises(ConfigError, match=r"known keys of train: .*learning_rate"):
+        load_config(write(tmp_path, "train:\n  lerning_rate: 0.1\n"))
+
+
+def test_every_error_is_reported_at_once(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, "seed: x\ntrain: {gamma: 2, bogus: 1}\n"))
+    message = str(info.value)
+    assert "seed:" in message and "train.gamma:" in message and "train.bogus:" in message
+
+
+def test_not_a_mapping_or_not_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="top level must be a mapping"):
+        load_config(write(tmp_path, "- a\n- b\n"))
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(write(tmp_path, "train: [1, 2\n"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_scientific_numbers_read_as_numbers(tmp_path):
+    config = load_config(write(tmp_path, "train:\n  total_steps: 2e6\n  learning_rate: 3e-4\n"))
+    assert config.train.total_steps == 2_000_000
+    assert config.train.learning_rate == pytest.approx(3e-4)
+
+
+def test_command_line_overrides(tmp_path):
+    path = write(tmp_path, "train:\n  total_steps: 1000\nrules:\n  preset: australian\n")
+    config = load_config(path, [
+        "train.total_steps=2e6", "network.hidden_sizes=[64, 64]", "train.anneal_lr=false",
+        "rules.preset=italian_3p", "rules.options.misere_value=150", "logging.run_name=other", "seed=9",
+    ])
+    assert config.train.total_steps == 2_000_000
+    assert config.network.hidden_sizes == [64, 64]
+    assert config.train.anneal_lr is False
+    assert config.to_rules().preset == "italian_3p" and config.to_rules().misere_value == 150
+    assert config.logging.run_name == "other" and config.seed == 9
+
+
+def test_override_errors_name_the_override(tmp_path):
+    path = write(tmp_path, "")
+    with pytest.raises(ConfigError, match=r"train\.total_stepz: unknown key .*override 'train\.total_stepz=5'"):
+        load_config(path, ["train.total_stepz=5"])
+    with pytest.raises(ConfigError, match=r"train\.gamma: .*override 'train\.gamma=7'"):
+        load_config(path, ["train.gamma=7"])
+    with pytest.raises(ConfigError, match=r"expected key\.sub=value"):
+        parse_override("train.total_steps")
+    with pytest.raises(ConfigError, match="is a value, not a section"):
+        config_from_dict({"seed": 3}, overrides=["seed.value=1"])
+
+
+def test_resolved_config_round_trips(tmp_path):
+    config = load_config(write(tmp_path, "train: {total_steps: 5000}\nrules: {options: {slam_bonus: false}}\n"))
+    save_config(config, tmp_path / "resolved.yaml")
+    again = load_config(tmp_path / "resolved.yaml")
+    assert again == config
+
+
+def test_cli_reports_config_errors(tmp_path, capsys):
+    path = write(tmp_path, "train:\n  bogus: 1\n")
+    assert main(["train", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: train.bogus: unknown key" in err
+
+
+@pytest.mark.parametrize("name", ["quickstart", "ppo_australian", "ppo_italian_3p", "ppo_french_46"])
+def test_shipped_configs_are_valid(name):
+    from pathlib import Path
+
+    config = load_config(Path(__file__).parent.parent / "configs" / f"{name}.yaml")
+    assert config.logging.run_name == name
+    assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
+                                        "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46"}[name]

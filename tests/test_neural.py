@@ -1,0 +1,186 @@
+"""The actor-critic network and the neural agent: masks, legality, checkpoints."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import numpy as np  # noqa: E402
+
+import five_hundred_env  # noqa: E402
+from agents.neural import (  # noqa: E402
+    ActorCritic,
+    CheckpointError,
+    NeuralAgent,
+    central_features,
+    central_size,
+    hidden_cards,
+    load_agent,
+    save_checkpoint,
+)
+from five_hundred_env import make_rules  # noqa: E402
+
+torch.set_num_threads(1)
+PRESETS = ("australian", "italian_3p", "french_46")
+
+
+def network(preset: str = "australian", seed: int = 0, critic_extra: int = 0) -> ActorCritic:
+    torch.manual_seed(seed)
+    env = five_hundred_env.env(rules=preset)
+    rules = make_rules(preset)
+    return ActorCritic(env.unwrapped.encoder.size, int(env.action_space("player_0").n), [32, 32],
+                       critic_extra=critic_extra, num_sides=rules.num_sides)
+
+
+def peaked(model: ActorCritic) -> ActorCritic:
+    """Blow up the policy head so the unmasked logits are extreme: masking must still win."""
+    with torch.no_grad():
+        model.actor[-1].weight.mul_(5000.0)
+        model.actor[-1].bias.copy_(torch.linspace(-300, 300, model.actor[-1].bias.numel()))
+    return model
+
+
+def random_batch(model: ActorCritic, rows: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = np.random.default_rng(seed)
+    spec = model.spec()
+    obs = torch.from_numpy(g.integers(0, 2, (rows, spec["obs_size"]), dtype=np.int8))
+    mask = g.random((rows, spec["num_actions"])) < 0.05
+    mask[np.arange(rows), g.integers(0, spec["num_actions"], rows)] = True  # at least one legal action
+    return obs, torch.from_numpy(mask)
+
+
+def test_masked_sampling_never_picks_an_illegal_action():
+    model = peaked(network())
+    obs, mask = random_batch(model, 4000, seed=1)
+    with torch.no_grad():
+        actions, logp, _ = model.act(obs, mask)
+        probs = torch.softmax(model.masked_logits(obs, mask), dim=-1)
+    assert mask[torch.arange(len(actions)), actions].all()
+    assert (probs[~mask] == 0).all()  # exactly zero, not merely small
+    assert torch.allclose(probs.sum(-1), torch.ones(len(probs)))
+    assert torch.isfinite(logp).all()
+
+
+def test_the_update_recomputes_log_probs_under_the_same_mask():
+    model = peaked(network())
+    obs, mask = random_batch(model, 500, seed=2)
+    with torch.no_grad():
+        actions, logp, value = model.act(obs, mask)
+        logp2, entropy, value2 = model.evaluate_actions(obs, mask, actions)
+        illegal = torch.argmin(mask.int(), dim=-1)  # some action each row may not take
+        logp_illegal, _, _ = model.evaluate_actions(obs, mask, illegal)
+    assert torch.equal(logp, logp2) and torch.equal(value, value2)
+    assert torch.isfinite(entropy).all() and (entropy >= 0).all()
+    rows = ~mask[torch.arange(len(illegal)), illegal]
+    assert (logp_illegal[rows] < -1e7).all()  # probability exp(-1e8): zero
+
+
+def test_a_single_legal_action_is_certain():
+    model = network()
+    obs = torch.zeros(3, model.spec()["obs_size"], dtype=torch.int8)
+    mask = torch.zeros(3, model.spec()["num_actions"], dtype=torch.bool)
+    mask[:, 7] = True
+    actions, logp, _ = model.act(obs, mask)
+    _, entropy, _ = model.evaluate_actions(obs, mask, actions)
+    assert (actions == 7).all() and torch.allclose(logp, torch.zeros(3)) and torch.allclose(entropy, torch.zeros(3))
+
+
+def test_gradients_stay_finite_with_masks():
+    model = peaked(network())
+    obs, mask = random_batch(model, 64, seed=3)
+    actions, _, _ = model.act(obs, mask)
+    logp, entropy, value = model.evaluate_actions(obs, mask, actions)
+    (-(logp.mean()) - entropy.mean() + value.pow(2).mean()).backward()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("greedy", [True, False])
+def test_neural_agent_plays_only_legal_actions(preset, greedy):
+    agent = NeuralAgent(preset, seed=5, model=peaked(network(preset)), greedy=greedy)
+    env = five_hundred_env.env(rules=preset)  # raises on any illegal action
+    for deal in range(6):
+        env.reset(seed=deal)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else agent.act(obs))
+
+
+def test_central_features_are_oriented_to_the_seat():
+    env = five_hundred_env.env(rules="australian")
+    env.reset(seed=3)
+    state = env.unwrapped.state()
+    enc = env.unwrapped.encoder
+    for seat in range(4):
+        feats = central_features(state, seat, 4)
+        assert feats.shape == (central_size(4),)
+        own = enc.decode(env.unwrapped.observe(f"player_{seat}")["observation"])["hand"]
+        assert np.array_equal(feats[:46], own)  # the seat's own hand comes first
+        assert np.array_equal(hidden_cards(env.unwrapped.deal, seat), feats)  # the trainer's fast path
+
+
+def test_hidden_cards_match_the_state_through_a_deal():
+    env = five_hundred_env.env(rules="french_46")
+    env.reset(seed=4)
+    agent = NeuralAgent("french_46", seed=0, model=network("french_46"), greedy=False)
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = int(name[-1])
+        assert np.array_equal(hidden_cards(env.unwrapped.deal, seat), central_features(env.unwrapped.state(), seat, 4))
+        env.step(agent.act(obs))
+
+
+# -- checkpoints -------------------------------------------------------------------------------
+
+def save(tmp_path, preset: str = "australian", name: str = "agent.pt"):
+    model = network(preset)
+    path = tmp_path / name
+    save_checkpoint(path, {"rules": make_rules(preset).to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
+    return path, model
+
+
+def test_checkpoint_round_trip(tmp_path):
+    path, model = save(tmp_path)
+    agent = load_agent(path, seed=0)
+    assert agent.rules == make_rules("australian")
+    for a, b in zip(agent.model.state_dict().values(), model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    assert not list(tmp_path.glob("*.tmp"))  # the atomic write left nothing behind
+
+
+def test_a_checkpoint_for_another_preset_is_refused(tmp_path):
+    path, _ = save(tmp_path, "australian")
+    with pytest.raises(CheckpointError, match=r"trained for the 'australian' preset and cannot play 'italian_3p'"):
+        load_agent(path, rules="italian_3p")
+    with pytest.warns(UserWarning, match="other rule options"):
+        load_agent(path, rules=make_rules("australian", slam_bonus=False))
+
+
+def test_corrupt_and_foreign_files_are_refused(tmp_path):
+    path, _ = save(tmp_path)
+    data = path.read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 2])
+    (tmp_path / "noise.pt").write_bytes(np.random.default_rng(0).bytes(5000))
+    (tmp_path / "text.pt").write_text("not a checkpoint")
+    for name in ("truncated.pt", "noise.pt", "text.pt"):
+        with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+            load_agent(tmp_path / name)
+    torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="not a five-hundred training checkpoint"):
+        load_agent(tmp_path / "other.pt")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_agent(tmp_path / "missing.pt")
+
+
+class Payload:
+    """Any class: loading it would mean running code, which weights_only=True refuses."""
+
+
+def test_checkpoints_never_unpickle_code(tmp_path):
+    torch.save({"format": "five-hundred-ppo/1", "rules": {}, "model": {}, "model_spec": Payload()}, tmp_path / "evil.pt")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_agent(tmp_path / "evil.pt")

@@ -1,0 +1,135 @@
+"""Learning curves of a training run, from its ``progress.csv`` to a PNG (matplotlib, Agg backend).
+
+``five-hundred plot runs/quickstart`` (or the CSV's path) writes ``runs/quickstart/curves.png``:
+the duplicate evaluations against random and heuristic with their 95% intervals, the training
+returns against each kind of opponent, the PPO losses and entropy, and the bid statistics.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+
+def read_progress(path: str | Path, kind: str = "update") -> list[dict[str, float | str]]:
+    """The rows of one kind (``update``, ``imitation``, ``final_eval``) of a ``progress.csv``,
+    with numbers as floats (NaN where empty)."""
+    rows = []
+    with Path(path).open(newline="") as f:
+        for raw in csv.DictReader(f):
+            if raw.get("kind") != kind:
+                continue
+            row: dict[str, float | str] = {}
+            for k, v in raw.items():
+                try:
+                    row[k] = float(v) if v not in ("", None) else math.nan
+                except ValueError:
+                    row[k] = v
+            rows.append(row)
+    return rows
+
+
+def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
+    """Draw the learning curves of a run folder (or of a ``progress.csv``) to ``out`` (default:
+    ``curves.png`` next to the CSV). Returns the PNG's path."""
+    run = Path(run)
+    csv_path = run / "progress.csv" if run.is_dir() else run
+    if not csv_path.is_file():
+        raise FileNotFoundError(f"no progress.csv at {csv_path}")
+    rows = read_progress(csv_path)
+    if not rows:
+        raise ValueError(f"{csv_path} holds no training updates yet")
+    out = Path(out) if out else csv_path.with_name("curves.png")
+
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    def col(name: str) -> list[float]:
+        return [float(r.get(name, math.nan)) for r in rows]  # type: ignore[arg-type]
+
+    def series(name: str) -> tuple[list[float], list[float]]:
+        pairs = [(s, v) for s, v in zip(steps, col(name), strict=True) if not math.isnan(v)]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    steps = col("global_step")
+    finals = read_progress(csv_path, "final_eval")
+    starts = read_progress(csv_path, "eval")  # the warm-started policy, before any PPO update
+
+    def eval_series(name: str) -> tuple[list[float], list[float]]:
+        x, y = series(name)
+        first = [(float(r["global_step"]), float(r[name])) for r in starts if not math.isnan(float(r.get(name, math.nan)))]
+        return [p[0] for p in first] + x, [p[1] for p in first] + y
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+    ax = axes[0][0]
+    for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+        x, m = eval_series(f"eval_{opponent}_mean")
+        if x:
+            _, lo = eval_series(f"eval_{opponent}_lo")
+            _, hi = eval_series(f"eval_{opponent}_hi")
+            ax.plot(x, m, "o-", color=colour, label=f"vs {opponent}")
+            ax.fill_between(x, lo, hi, color=colour, alpha=0.2)
+        for row in finals:  # the final evaluation (more deals): a star with its interval
+            m = float(row.get(f"eval_{opponent}_mean", math.nan))
+            if not math.isnan(m):
+                lo, hi = float(row[f"eval_{opponent}_lo"]), float(row[f"eval_{opponent}_hi"])
+                ax.errorbar([float(row["global_step"])], [m], yerr=[[m - lo], [hi - m]], fmt="*", ms=12,
+                            color=colour, capsize=4, label=f"final vs {opponent}")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_title("duplicate evaluation: score difference per deal (95% CI)")
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("points per deal")
+    _legend(ax)
+
+    ax = axes[0][1]
+    for name in ("return_vs_random", "return_vs_heuristic", "return_vs_snapshot"):
+        x, y = series(name)
+        if x:
+            ax.plot(x, _smooth(y), label=name.replace("return_", ""))
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_title("training deals: learning side's result (points, smoothed)")
+    ax.set_xlabel("learner steps")
+    _legend(ax)
+
+    ax = axes[1][0]
+    for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "explained_variance"):
+        x, y = series(name)
+        if x:
+            ax.plot(x, _smooth(y), label=name)
+    ax.set_title("PPO")
+    ax.set_xlabel("learner steps")
+    ax.set_yscale("symlog", linthresh=0.01)
+    _legend(ax)
+
+    ax = axes[1][1]
+    for name in ("bid_won_rate", "contract_made_rate", "nt_share", "misere_share", "thrown_in_rate"):
+        x, y = series(name)
+        if x:
+            ax.plot(x, _smooth(y), label=name)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("bidding (learning sides)")
+    ax.set_xlabel("learner steps")
+    _legend(ax)
+
+    fig.suptitle(f"{csv_path.parent.name}: {int(steps[-1])} learner steps")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def _legend(ax: object) -> None:
+    if ax.get_legend_handles_labels()[0]:  # type: ignore[attr-defined]
+        ax.legend(loc="best")  # type: ignore[attr-defined]
+
+
+def _smooth(ys: list[float], alpha: float = 0.1) -> list[float]:
+    """An exponential moving average (the raw per-update values are noisy)."""
+    out, acc = [], None
+    for y in ys:
+        acc = y if acc is None else (1 - alpha) * acc + alpha * y
+        out.append(acc)
+    return out

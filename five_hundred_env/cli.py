@@ -51,8 +51,11 @@ def _train(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
     overrides = [a for a in args.overrides if not a.startswith("-")]
-    train(load_config(args.config, overrides), resume=args.resume or "--resume" in flags,
-          overwrite=args.overwrite or "--overwrite" in flags)
+    config = load_config(args.config, overrides)
+    try:
+        train(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
+    except KeyboardInterrupt:  # train() has said where --resume will pick up
+        return 130
     return 0
 
 

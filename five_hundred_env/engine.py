@@ -325,7 +325,10 @@ class Deal:
         return self.rules.side_of(seat)
 
     def legal_actions(self) -> list[int]:
-        """The legal universal action ids of the player to act (empty once the deal is over)."""
+        """The legal universal action ids of the player to act (empty once the deal is over).
+
+        The list is cached until the next action and shared: copy it before changing it.
+        """
         legal = self._legal
         if legal is None:
             phase = self.phase

@@ -246,20 +246,14 @@ class raw_env(AECEnv):
             raise RuntimeError("call reset() before observe()")
         seat = self._seat[agent]
         deal = game.deal
-        encoder = self.encoder
-        bits = encoder.bits(deal, seat)
+        mask = 0
         # An agent that is done (its entries removed, or terminated/truncated) gets an all-zero mask.
         if deal.to_act == seat and not self.terminations.get(agent, True) and not self.truncations.get(agent, True):
             mask_bit = self._mask_bit
-            mask = 0
             for u in deal.legal_actions():
                 mask |= mask_bit[u]
-            bits |= mask << encoder.size  # above the observation, so that one unpack gives both
-        size = encoder.size
-        vec = encoder.unpack(bits, size + len(self._universal))
-        scores = game.scores
-        if any(scores):
-            vec[encoder.num_bits:size] = encoder.relative_scores(scores, seat)
+        size = self.encoder.size
+        vec = self.encoder.encode(deal, seat, game.scores, mask, len(self._universal))
         return {"observation": vec[:size], "action_mask": vec[size:]}
 
     def state(self) -> np.ndarray:

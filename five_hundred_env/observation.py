@@ -109,11 +109,18 @@ class ObservationEncoder:
         self.low[self.num_bits:] = -127
         self.high[self.num_bits:] = 127
 
-    def encode(self, deal: Deal, observer: int, scores: Sequence[int] | None = None) -> np.ndarray:
-        """The observation vector of ``observer`` (a fresh ``int8`` array of :attr:`size`)."""
-        vec = self.unpack(self.bits(deal, observer), self.size)
+    def encode(
+        self, deal: Deal, observer: int, scores: Sequence[int] | None = None, extra_bits: int = 0, extra_size: int = 0
+    ) -> np.ndarray:
+        """The observation vector of ``observer`` (a fresh ``int8`` array of :attr:`size`).
+
+        ``extra_size`` further 0/1 elements, bit ``i`` of ``extra_bits`` being element
+        ``size + i``, are appended and unpacked in the same call (the environment puts the action
+        mask there, so that one unpack gives both).
+        """
+        vec = self.unpack(self.bits(deal, observer) | extra_bits << self.size, self.size + extra_size)
         if scores is not None and any(scores):
-            vec[self.num_bits:] = self.relative_scores(scores, observer)
+            vec[self.num_bits:self.size] = self.relative_scores(scores, observer)
         return vec
 
     def unpack(self, bits: int, count: int) -> np.ndarray:
@@ -213,8 +220,4 @@ class ObservationEncoder:
         for seat, hand in enumerate(deal.hands):
             bits |= hand << (NUM_CARDS * seat)
         bits |= deal.kitty << (NUM_CARDS * self.n) | deal.discards << (NUM_CARDS * (self.n + 1))
-        head = np.unpackbits(
-            np.frombuffer(bits.to_bytes((NUM_CARDS * (self.n + 2) + 7) // 8, "little"), dtype=np.uint8),
-            count=NUM_CARDS * (self.n + 2), bitorder="little",
-        ).view(np.int8)
-        return np.concatenate([head, self.encode(deal, 0, scores)])
+        return np.concatenate([self.unpack(bits, NUM_CARDS * (self.n + 2)), self.encode(deal, 0, scores)])

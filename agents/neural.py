@@ -10,6 +10,13 @@ is the policy that acted.
 The critic reads the same observation and, with ``critic_extra > 0`` (a *centralised* critic),
 the hidden cards too (see :func:`central_features`): it is used only in training, never to act.
 
+With ``advice="heuristic"`` the network learns a *residual* over the heuristic agent (residual
+policy learning): :func:`policy_input` appends the heuristic's choice, as a one-hot over the
+actions, to the observation vector; the actor reads it and adds a learnable bonus
+(:data:`ADVICE_WEIGHT` at the start) to that action's logit. A fresh network therefore plays the
+heuristic's moves greedily (its policy head starts near zero), and training learns where to
+deviate. The advice is computed from the seat's own observation only, so nothing hidden leaks.
+
 :class:`NeuralAgent` wraps a trained network in the common :class:`~agents.base.Agent`
 interface; :func:`load_agent` builds one from a checkpoint written by ``training.ppo``.
 """
@@ -39,6 +46,13 @@ CHECKPOINT_FORMAT = "five-hundred-ppo/1"
 MASK_VALUE = -1e8
 """The logit of an illegal action: far below any real logit, yet finite, so that softmax,
 log-softmax and the entropy stay free of NaN (``0 × -1e8 = 0``, whereas ``0 × -inf`` is NaN)."""
+
+ADVICE_WEIGHT = 4.0
+"""The default starting bonus on the logit of the advised action (a learnable parameter): with
+~10 legal actions the advice then has probability ~0.85, so sampling still explores, while
+greedy play starts as the adviser's. Higher values explore less."""
+
+ADVICE_KINDS = ("none", "heuristic")
 
 SCORE_SCALE = 1 / 50
 """The ``scores`` slice holds score ÷ 10 (up to ±127); ÷ 50 more brings it near [-1, 1]."""
@@ -77,17 +91,28 @@ class ActorCritic(nn.Module):
         activation: str = "relu",
         critic_extra: int = 0,
         num_sides: int = 2,
+        advice: str = "none",
+        advice_weight: float = ADVICE_WEIGHT,
     ) -> None:
         super().__init__()
+        if advice not in ADVICE_KINDS:
+            raise ValueError(f"advice must be one of {ADVICE_KINDS}, got {advice!r}")
         # Plain Python values only: the spec goes into checkpoints read with weights_only=True.
         self._spec = dict(obs_size=int(obs_size), num_actions=int(num_actions), hidden_sizes=[int(h) for h in hidden_sizes],
-                          activation=str(activation), critic_extra=int(critic_extra), num_sides=int(num_sides))
-        scale = torch.ones(obs_size)
-        scale[obs_size - num_sides:] = SCORE_SCALE  # the scores slice is last (observation.py)
+                          activation=str(activation), critic_extra=int(critic_extra), num_sides=int(num_sides),
+                          advice=str(advice), advice_weight=float(advice_weight))
+        self.advice = advice
+        self.num_actions = num_actions
+        # The input: the observation, then (with advice) the advised action's one-hot.
+        in_size = obs_size + (num_actions if advice != "none" else 0)
+        scale = torch.ones(in_size)
+        scale[obs_size - num_sides:obs_size] = SCORE_SCALE  # the scores slice ends the observation (observation.py)
         self.register_buffer("input_scale", scale)
-        self.actor = _mlp([obs_size, *hidden_sizes], activation, num_actions, 0.01)
-        self.critic = _mlp([obs_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
+        self.actor = _mlp([in_size, *hidden_sizes], activation, num_actions, 0.01)
+        self.critic = _mlp([in_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
         self.critic_extra = critic_extra
+        if advice != "none":
+            self.advice_weight = nn.Parameter(torch.tensor(float(advice_weight)))
 
     def spec(self) -> dict[str, Any]:
         return dict(self._spec)
@@ -96,8 +121,12 @@ class ActorCritic(nn.Module):
         return obs.float() * self.input_scale
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Actor logits with every illegal action (``mask == 0``) set to :data:`MASK_VALUE`."""
-        logits = self.actor(self._features(obs))
+        """Actor logits with every illegal action (``mask == 0``) set to :data:`MASK_VALUE`.
+        ``obs`` is :func:`policy_input`'s vector (the observation, plus the advice if any)."""
+        x = self._features(obs)
+        logits = self.actor(x)
+        if self.advice != "none":
+            logits = logits + self.advice_weight * x[..., -self.num_actions:]
         return logits.masked_fill(~mask.bool(), MASK_VALUE)
 
     def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
@@ -123,6 +152,36 @@ class ActorCritic(nn.Module):
         """Log-probs and entropies of ``actions`` under the *same* mask, and values, for the update."""
         dist = Categorical(logits=self.masked_logits(obs, mask))
         return dist.log_prob(actions), dist.entropy(), self.value(obs, extra)
+
+
+class _HeuristicAdviser:
+    """The heuristic agent's choice for an observation, as a one-hot over the action space."""
+
+    def __init__(self, rules: Rules) -> None:
+        from agents.heuristic import HeuristicAgent  # only networks that take advice need it
+
+        self.agent = HeuristicAgent(rules, seed=0)
+
+    def __call__(self, observation: dict[str, Any]) -> np.ndarray:
+        onehot = np.zeros(len(observation["action_mask"]), dtype=np.int8)
+        onehot[self.agent.act(observation)] = 1
+        return onehot
+
+
+def make_adviser(advice: str, rules: Rules) -> _HeuristicAdviser | None:
+    """The adviser a network with this ``advice`` needs (``None`` for ``"none"``)."""
+    if advice not in ADVICE_KINDS:
+        raise ValueError(f"advice must be one of {ADVICE_KINDS}, got {advice!r}")
+    return _HeuristicAdviser(rules) if advice == "heuristic" else None
+
+
+def policy_input(observation: dict[str, Any], adviser: _HeuristicAdviser | None) -> np.ndarray:
+    """The network's input for one observation dict: the observation vector, followed by the
+    adviser's one-hot when the network takes advice."""
+    vector = np.asarray(observation["observation"], dtype=np.int8)
+    if adviser is None:
+        return vector
+    return np.concatenate([vector, adviser(observation)])
 
 
 def central_features(state: np.ndarray, seat: int, num_players: int) -> np.ndarray:
@@ -164,13 +223,14 @@ class NeuralAgent(Agent):
         super().__init__(rules, seed)
         self.model = model.eval()
         self.greedy = greedy
+        self.adviser = make_adviser(model.advice, self.rules)
 
     def act(self, observation: dict[str, Any]) -> int:
         mask = np.asarray(observation["action_mask"])
         if not mask.any():
             raise ValueError("no legal action in the mask: is it this agent's turn?")
         with torch.inference_mode():
-            obs = torch.from_numpy(np.asarray(observation["observation"], dtype=np.int8)).unsqueeze(0)
+            obs = torch.from_numpy(policy_input(observation, self.adviser)).unsqueeze(0)
             logits = self.model.masked_logits(obs, torch.from_numpy(mask).unsqueeze(0))[0]
         if self.greedy:
             return int(torch.argmax(logits))

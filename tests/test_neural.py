@@ -17,6 +17,7 @@ from agents.neural import (  # noqa: E402
     central_size,
     hidden_cards,
     load_agent,
+    policy_input,
     save_checkpoint,
 )
 from five_hundred_env import make_rules  # noqa: E402
@@ -25,12 +26,12 @@ torch.set_num_threads(1)
 PRESETS = ("australian", "italian_3p", "french_46")
 
 
-def network(preset: str = "australian", seed: int = 0, critic_extra: int = 0) -> ActorCritic:
+def network(preset: str = "australian", seed: int = 0, critic_extra: int = 0, advice: str = "none") -> ActorCritic:
     torch.manual_seed(seed)
     env = five_hundred_env.env(rules=preset)
     rules = make_rules(preset)
     return ActorCritic(env.unwrapped.encoder.size, int(env.action_space("player_0").n), [32, 32],
-                       critic_extra=critic_extra, num_sides=rules.num_sides)
+                       critic_extra=critic_extra, num_sides=rules.num_sides, advice=advice)
 
 
 def peaked(model: ActorCritic) -> ActorCritic:
@@ -105,6 +106,47 @@ def test_neural_agent_plays_only_legal_actions(preset, greedy):
         for _ in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             env.step(None if term or trunc else agent.act(obs))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_fresh_network_with_heuristic_advice_plays_the_heuristic(preset):
+    # Residual learning starts from the adviser: greedy play is the heuristic's, move for move,
+    # and sampling still gives the other legal actions some probability (it explores).
+    from agents.heuristic import HeuristicAgent
+
+    model = network(preset, advice="heuristic")
+    agent, heuristic = NeuralAgent(preset, seed=0, model=model), HeuristicAgent(preset, seed=0)
+    env = five_hundred_env.env(rules=preset)
+    decisions = 0
+    for deal in range(6):
+        env.reset(seed=deal)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            chosen = agent.act(obs)
+            assert chosen == heuristic.act(obs)
+            if obs["action_mask"].sum() > 1:
+                x = torch.from_numpy(policy_input(obs, agent.adviser)).unsqueeze(0)
+                probs = torch.softmax(model.masked_logits(x, torch.from_numpy(obs["action_mask"]).unsqueeze(0)), -1)[0]
+                assert 0.3 < probs[chosen] < 0.999
+                decisions += 1
+            env.step(chosen)
+    assert decisions > 60
+
+
+def test_advice_is_part_of_the_checkpointed_network(tmp_path):
+    model = network(advice="heuristic")
+    with torch.no_grad():
+        model.advice_weight.fill_(1.5)
+    path = tmp_path / "advised.pt"
+    save_checkpoint(path, {"rules": make_rules("australian").to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
+    agent = load_agent(path)
+    assert agent.model.advice == "heuristic" and agent.adviser is not None
+    assert agent.model.advice_weight.item() == 1.5
+    with pytest.raises(ValueError, match="advice must be one of"):
+        network(advice="oracle")
 
 
 def test_central_features_are_oriented_to_the_seat():

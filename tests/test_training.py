@@ -122,6 +122,17 @@ def test_tiny_training_run_end_to_end(tmp_path):
         train(config)
 
 
+def test_training_with_heuristic_advice(tmp_path):
+    # Residual learning over the heuristic: rollouts, snapshots and the update all feed the
+    # adviser's one-hot; the trained agent carries its adviser.
+    config = tiny(tmp_path, "advice", network={"advice": "heuristic", "hidden_sizes": [16]},
+                  train={"total_steps": 1200})
+    result = train(config)
+    agent = load_agent(result.final_checkpoint, seed=0)
+    assert agent.model.advice == "heuristic" and agent.adviser is not None
+    assert agent.model.spec()["obs_size"] + agent.model.num_actions == agent.model.actor[0].in_features
+
+
 def test_final_evaluation_table(tmp_path, capsys):
     pytest.importorskip("training.evaluate")
     config = tiny(tmp_path, "eval", train={"total_steps": 600}, evaluation={"final_deals": 6, "opponents": ["random"]})

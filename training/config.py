@@ -103,6 +103,10 @@ class NetworkConfig(_Section):
     hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1)
     activation: Literal["relu", "tanh"] = "relu"
     critic: Literal["local", "central"] = "central"
+    advice: Literal["none", "heuristic"] = Field(
+        "none", description="'heuristic': the actor also reads the heuristic agent's choice and starts by "
+                            "playing it (residual policy learning; see agents.neural)")
+    advice_weight: float = Field(4.0, gt=0, description="the advised action's starting logit bonus (learnable)")
 
     @field_validator("hidden_sizes")
     @classmethod

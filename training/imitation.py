@@ -26,16 +26,18 @@ from torch import nn
 
 import five_hundred_env
 from agents.base import Agent
-from agents.neural import ActorCritic, hidden_cards
+from agents.neural import ActorCritic, hidden_cards, policy_input
 from five_hundred_env.rules import Rules
 from training.config import PretrainConfig
 
 
 def teacher_demonstrations(rules: Rules, teacher: Agent, deals: int, rng: np.random.Generator, central: bool,
                            reward: str = "zero_sum", reward_scale: float = 100.0, gamma: float = 1.0,
-                           progress: bool = False) -> dict[str, np.ndarray]:
-    """Every decision of ``deals`` deals played by ``teacher`` in all seats: observations, masks,
-    hidden cards (for a centralised critic), the teacher's actions and each decision's return."""
+                           progress: bool = False, adviser: Any = None) -> dict[str, np.ndarray]:
+    """Every decision of ``deals`` deals played by ``teacher`` in all seats: the network's inputs
+    (observations, plus ``adviser``'s advice for a network that takes it, see
+    :func:`agents.neural.policy_input`), masks, hidden cards (for a centralised critic), the
+    teacher's actions and each decision's return."""
     env = five_hundred_env.env(rules=rules, episode="deal", reward=reward, reward_scale=reward_scale)
     obs_l: list[np.ndarray] = []
     mask_l: list[np.ndarray] = []
@@ -61,7 +63,7 @@ def teacher_demonstrations(rules: Rules, teacher: Agent, deals: int, rng: np.ran
                 continue
             action = teacher.act(obs)
             chains.setdefault(seat, []).append(len(act_l))
-            obs_l.append(obs["observation"])
+            obs_l.append(policy_input(obs, adviser))
             mask_l.append(obs["action_mask"].astype(bool))
             if central:
                 extra_l.append(hidden_cards(env.unwrapped.deal, seat))

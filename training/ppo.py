@@ -71,6 +71,8 @@ from agents.neural import (
     NeuralAgent,
     central_size,
     hidden_cards,
+    make_adviser,
+    policy_input,
     read_checkpoint,
     save_checkpoint,
 )
@@ -307,6 +309,7 @@ class SelfPlayCollector:
         self.rules, self.model, self.pool_models, self.rng, self.device = rules, model, pool_models, rng, device
         self.target = config.train.num_envs * config.train.num_steps
         self.central = config.network.critic == "central"
+        self.adviser = make_adviser(config.network.advice, rules)  # snapshots share the network's spec
         rates = config.opponents.rates()
         self.kinds = [k for k in OPPONENT_KINDS if rates[k] > 0]
         self.kind_p = np.array([rates[k] for k in self.kinds])
@@ -379,7 +382,7 @@ class SelfPlayCollector:
             if not learners and not snapshots:
                 return ro
             if learners:  # the learning seats: one batched forward pass of the current policy
-                obs_b = np.stack([o["observation"] for _, _, o in learners])
+                obs_b = np.stack([policy_input(o, self.adviser) for _, _, o in learners])
                 mask_b = np.stack([o["action_mask"] for _, _, o in learners]).astype(bool)
                 extra_b = (np.stack([hidden_cards(self.tables[ti].env.unwrapped.deal, s) for ti, s, _ in learners])
                            if self.central else np.zeros((len(learners), 0), dtype=np.int8))
@@ -406,7 +409,8 @@ class SelfPlayCollector:
                     t.env.step(int(a_np[k]))
                 ro.env_steps += len(learners)
             for snap, group in sorted(snapshots.items()):  # past policies: one pass per snapshot in use
-                obs_t = torch.from_numpy(np.stack([o["observation"] for _, o in group])).to(device)
+                obs_t = torch.from_numpy(np.stack([policy_input(o, self.adviser)
+                                                   for _, o in group])).to(device)
                 mask_t = torch.from_numpy(np.stack([o["action_mask"] for _, o in group]).astype(bool)).to(device)
                 with torch.no_grad():
                     logits = self.pool_models[snap].masked_logits(obs_t, mask_t)
@@ -530,7 +534,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     num_actions = int(probe.action_space(probe.possible_agents[0]).n)  # a numpy int: checkpoints hold plain ints
     central = config.network.critic == "central"
     model = ActorCritic(obs_size, num_actions, config.network.hidden_sizes, config.network.activation,
-                        critic_extra=central_size(n) if central else 0, num_sides=rules.num_sides).to(device)
+                        critic_extra=central_size(n) if central else 0, num_sides=rules.num_sides,
+                        advice=config.network.advice, advice_weight=config.network.advice_weight).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=tc.learning_rate, eps=tc.adam_eps)
     pool: list[dict[str, torch.Tensor]] = []  # past policies (state dicts), oldest first
     pool_models: list[ActorCritic] = []
@@ -617,7 +622,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
         pc = config.pretrain
         log(f"imitation warm start: {pc.deals} deals of the {pc.teacher} agent in every seat")
         demos = teacher_demonstrations(rules, baseline_agent(pc.teacher, rules), pc.deals, rng, central,
-                                       config.env.reward, config.env.reward_scale, tc.gamma, config.logging.progress)
+                                       config.env.reward, config.env.reward_scale, tc.gamma, config.logging.progress,
+                                       adviser=make_adviser(config.network.advice, rules))
 
         def log_epoch(epoch: dict[str, float]) -> None:
             row = {"kind": "imitation", "global_step": 0, "update": 0, "time_s": elapsed(),

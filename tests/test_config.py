@@ -30,7 +30,7 @@ def test_empty_config_takes_the_defaults(tmp_path):
     ("train:\n  num_envs: many\n", "train.num_envs", "valid integer"),
     ("train:\n  total_steps: 2.5\n", "train.total_steps", "integer"),
     ("train:\n  gamma: 1.5\n", "train.gamma", "less than or equal to 1"),
-    ("train:\n  total_steps: -3\n", "train.total_steps", "greater than 0"),
+    ("train:\n  total_steps: -3\n", "train.total_steps", "greater than or equal to 0"),
     ("network:\n  hidden_sizes: [64, 0]\n", "network.hidden_sizes", "positive"),
     ("opponents: {self_play: 0, snapshot: 0, heuristic: 0, random: 0}\n", "opponents", "at least one"),
     ("rules:\n  preset: bridge\n", "rules.preset", "australian"),

@@ -9,9 +9,9 @@ A config has these sections (every key has a default, so a file only names what 
     rules:    {preset: australian, options: {slam_bonus: false}}
     env:      {reward: zero_sum, reward_scale: 100}
     train:    {algorithm: ppo, total_steps: 2e6, num_envs: 32, num_steps: 128, learning_rate: 3e-4, ...}
-    network:  {hidden_sizes: [256, 256], activation: relu, critic: central}
+    network:  {hidden_sizes: [256, 256], activation: relu, critic: central, advice: none}
     opponents: {self_play: 0.5, snapshot: 0.2, heuristic: 0.15, random: 0.15, snapshot_interval: 1e5, pool_size: 8}
-    pretrain: {teacher: heuristic, deals: 0, epochs: 4}   # optional imitation warm start
+    pretrain: {teacher: heuristic, deals: 0, epochs: 4, bid_rollouts: {deals: 0}}   # optional warm starts
     evaluation: {interval: 2.5e5, deals: 200, final_deals: 1000, seed: 12345, opponents: [random, heuristic]}
     logging:  {dir: runs, run_name: null, csv: true, tensorboard: true, progress: true}
     checkpoint: {interval: 2.5e5, keep: 3}
@@ -71,7 +71,7 @@ class TrainConfig(_Section):
     """PPO hyper-parameters. Steps count the learner's own decisions (the samples it trains on)."""
 
     algorithm: Literal["ppo"] = "ppo"
-    total_steps: int = Field(1_000_000, gt=0)
+    total_steps: int = Field(1_000_000, ge=0, description="PPO learner steps (0: the warm starts alone)")
     num_envs: int = Field(32, gt=0, description="environments stepped together")
     num_steps: int = Field(128, gt=0, description="learner decisions per environment per rollout (whole deals)")
     learning_rate: float = Field(3e-4, gt=0)
@@ -150,10 +150,28 @@ class EvaluationConfig(_Section):
     opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
 
 
+class BidRolloutConfig(_Section):
+    """Rollout policy improvement of the auction (``training.bid_rollouts``): on ``deals`` deals
+    played by the heuristic, every candidate bid of every bidding decision is played out by the
+    heuristic, and the network learns the bids that beat the heuristic's (0 deals: none)."""
+
+    deals: int = Field(0, ge=0)
+    workers: int = Field(1, gt=0, description="processes playing the rollouts (the data do not depend on it)")
+    epochs: int = Field(10, gt=0)
+    batch_size: int = Field(512, gt=0)
+    learning_rate: float = Field(3e-4, gt=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    held_out: float = Field(0.1, gt=0, lt=0.5, description="share of the deals held out to pick the best epoch")
+    non_candidate_penalty: float = Field(1.0, ge=0, description="advantage given to bids not rolled out (×100 points)")
+    play_sample_rate: float = Field(0.15, gt=0, le=1, description="share of the other decisions kept on the heuristic's move")
+    margin: float | None = Field(None, gt=0, description="after the fit, the advised action's logit bonus is at least this")
+
+
 class PretrainConfig(_Section):
     """Optional warm starts, applied once at the start of a fresh run: the network's weights from
     an earlier checkpoint (``init_from``: same preset and network), then imitation of a teacher
-    (``training.imitation``) over ``deals`` deals of its play (0: none)."""
+    (``training.imitation``) over ``deals`` deals of its play (0: none), then rollout improvement
+    of the bidding (``bid_rollouts``)."""
 
     init_from: str | None = Field(None, description="a checkpoint whose network weights start this run")
     teacher: Literal["heuristic", "random"] = "heuristic"
@@ -163,6 +181,7 @@ class PretrainConfig(_Section):
     learning_rate: float = Field(1e-3, gt=0)
     value_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
+    bid_rollouts: BidRolloutConfig = Field(default_factory=BidRolloutConfig)
 
 
 class LoggingConfig(_Section):
@@ -213,6 +232,12 @@ class Config(_Section):
         if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
             raise ValueError(f"device must be cpu, cuda or cuda:N, got {device!r}")
         return device
+
+    @model_validator(mode="after")
+    def _rollouts_need_advice(self) -> Config:
+        if self.pretrain.bid_rollouts.deals and self.network.advice != "heuristic":
+            raise ValueError("pretrain.bid_rollouts improves on the heuristic: it needs network.advice: heuristic")
+        return self
 
     def to_rules(self) -> Rules:
         return self.rules.to_rules()

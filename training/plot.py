@@ -2,7 +2,10 @@
 
 ``five-hundred plot runs/quickstart`` (or the CSV's path) writes ``runs/quickstart/curves.png``:
 the duplicate evaluations against random and heuristic with their 95% intervals, the training
-returns against each kind of opponent, the PPO losses and entropy, and the bid statistics.
+returns against each kind of opponent, the PPO losses and entropy, and the bid statistics. A run
+with the rollout improvement of the bidding (``pretrain.bid_rollouts``) also gets its curve: the
+held-out gain per bidding decision and the deviation rate, epoch by epoch, next to its
+evaluations (after the warm starts, and final).
 """
 
 from __future__ import annotations
@@ -38,14 +41,23 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
     if not csv_path.is_file():
         raise FileNotFoundError(f"no progress.csv at {csv_path}")
     rows = read_progress(csv_path)
-    if not rows:
+    rollouts = read_progress(csv_path, "bid_rollouts")
+    if not rows and not rollouts:
         raise ValueError(f"{csv_path} holds no training updates yet")
     out = Path(out) if out else csv_path.with_name("curves.png")
+    finals = read_progress(csv_path, "final_eval")
+    starts = read_progress(csv_path, "eval")  # the warm-started policy, before any PPO update
 
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
+
+    if not rows:  # the warm starts alone (train.total_steps: 0)
+        fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+        _rollout_panels(axes, rollouts, starts, finals)
+        fig.suptitle(f"{csv_path.parent.name}: bid rollouts, no PPO")
+        return _save(fig, out)
 
     def col(name: str) -> list[float]:
         return [float(r.get(name, math.nan)) for r in rows]  # type: ignore[arg-type]
@@ -55,14 +67,14 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
     steps = col("global_step")
-    finals = read_progress(csv_path, "final_eval")
-    starts = read_progress(csv_path, "eval")  # the warm-started policy, before any PPO update
 
     def eval_series(name: str) -> tuple[list[float], list[float]]:
         x, y = series(name)
         first = [(float(r["global_step"]), float(r[name])) for r in starts if not math.isnan(float(r.get(name, math.nan)))]
         return [p[0] for p in first] + x, [p[1] for p in first] + y
-    fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+    fig, axes = plt.subplots(3 if rollouts else 2, 2, figsize=(13, 12.5 if rollouts else 8.5))
+    if rollouts:
+        _rollout_panels(axes[2], rollouts, starts, finals)
     ax = axes[0][0]
     for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
         x, m = eval_series(f"eval_{opponent}_mean")
@@ -114,11 +126,65 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
     _legend(ax)
 
     fig.suptitle(f"{csv_path.parent.name}: {int(steps[-1])} learner steps")
-    fig.tight_layout()
+    return _save(fig, out)
+
+
+def _save(fig: object, out: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()  # type: ignore[attr-defined]
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    fig.savefig(out, dpi=100)  # type: ignore[attr-defined]
+    plt.close(fig)  # type: ignore[arg-type]
     return out
+
+
+def _rollout_panels(axes: object, rollouts: list[dict[str, float | str]], starts: list[dict[str, float | str]],
+                    finals: list[dict[str, float | str]]) -> None:
+    """Left: the bid rollouts' held-out gain (± one standard error) and deviation rate by epoch.
+    Right: the duplicate evaluations after the warm starts and at the end, with 95% intervals."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax, right = axes[0], axes[1]  # type: ignore[index]
+    epochs = list(range(1, len(rollouts) + 1))
+    gain = [float(r["rollout_gain"]) for r in rollouts]
+    se = [float(r["rollout_gain_se"]) for r in rollouts]
+    ax.plot(epochs, gain, "o-", color="tab:green", label="held-out gain per bidding decision")
+    ax.fill_between(epochs, [g - e for g, e in zip(gain, se, strict=True)], [g + e for g, e in zip(gain, se, strict=True)],
+                    color="tab:green", alpha=0.2)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("epoch of the fit")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("points (vs the heuristic's bid)")
+    ax.set_title("bid rollouts: held-out gain (± s.e.) and deviation rate")
+    twin = ax.twinx()
+    twin.plot(epochs, [float(r["rollout_deviation"]) for r in rollouts], "s--", color="tab:purple",
+              label="deviates from the heuristic")
+    twin.set_ylabel("share of bidding decisions")
+    twin.set_ylim(0, 1)
+    lines = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    ax.legend(lines, [str(line.get_label()) for line in lines], loc="upper left")
+    labels, means, errs, colours = [], [], [], []
+    for when, group in (("after warm start", starts), ("final", finals)):
+        for row in group:
+            for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+                m = float(row.get(f"eval_{opponent}_mean", math.nan))
+                if not math.isnan(m):
+                    lo, hi = float(row[f"eval_{opponent}_lo"]), float(row[f"eval_{opponent}_hi"])
+                    labels.append(f"{when}\nvs {opponent}")
+                    means.append(m)
+                    errs.append((m - lo, hi - m))
+                    colours.append(colour)
+    if means:
+        x = list(range(len(means)))
+        right.bar(x, means, color=colours, alpha=0.6)
+        right.errorbar(x, means, yerr=[[e[0] for e in errs], [e[1] for e in errs]], fmt="none", ecolor="black", capsize=5)
+        for xi, m in zip(x, means, strict=True):
+            right.annotate(f"{m:+.1f}", (xi, m), ha="center", va="bottom" if m >= 0 else "top")
+        right.set_xticks(x, labels)
+        right.set_yscale("symlog", linthresh=20)
+    right.axhline(0, color="grey", lw=0.8)
+    right.set_title("duplicate evaluation: score difference per deal (95% CI)")
 
 
 def _legend(ax: object) -> None:

@@ -30,10 +30,13 @@ The update
     be *centralised* (``network.critic: central``): it also sees the hidden cards, from
     ``env.state()``, which is only used in training.
 
-Warm start (optional)
+Warm starts (optional)
     ``pretrain.init_from`` starts from an earlier checkpoint's weights, and ``pretrain.deals``
     first has the network imitate the heuristic agent (:mod:`training.imitation`): PPO from a
     random network learns that bidding loses, stops bidding, and never learns to play contracts.
+    ``pretrain.bid_rollouts`` then improves an advised network's bidding from rollouts of every
+    candidate bid on the same deals (:mod:`training.bid_rollouts`); ``train.total_steps: 0``
+    stops there (no PPO).
 
 Runs
     ``<logging.dir>/<run_name>/`` holds ``config.yaml`` (the resolved config), ``progress.csv``,
@@ -89,11 +92,13 @@ CSV_COLUMNS = (
     "return_vs_snapshot", "return_vs_heuristic", "return_vs_random", "return_learner",
     "bid_won_rate", "contract_made_rate", "suit_share", "nt_share", "misere_share", "thrown_in_rate",
     "contract_value", "imitation_agreement", "imitation_bid_agreement",
+    "rollout_gain", "rollout_gain_se", "rollout_deviation", "rollout_play_agreement",
     "eval_random_mean", "eval_random_lo", "eval_random_hi",
     "eval_heuristic_mean", "eval_heuristic_lo", "eval_heuristic_hi",
 )
-"""The columns of ``progress.csv``: an ``imitation`` row per epoch of the optional warm start
-and an ``eval`` row (the warm-started policy evaluated), one ``update`` row per PPO update (the
+"""The columns of ``progress.csv``: an ``imitation`` row per epoch of the optional warm start,
+a ``bid_rollouts`` row per epoch of the optional rollout improvement of the bidding (gains in
+points per bidding decision), an ``eval`` row (the warm-started policy evaluated), one ``update`` row per PPO update (the
 ``eval_*`` columns filled when an evaluation ran), then a ``final_eval`` row per opponent."""
 
 
@@ -638,6 +643,29 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
         behaviour_clone(model, demos, pc, rng, device, log, on_epoch=log_epoch)
         del demos
         write_checkpoint(periodic=False)
+    br = config.pretrain.bid_rollouts
+    if not resume and br.deals:
+        # Bids that beat the heuristic's, measured by rollouts on the same deals, then checkpoint.
+        from training.bid_rollouts import improve_bidding, rollout_targets
+
+        log(f"bid rollouts: every candidate bid of {br.deals} heuristic deals played out ({br.workers} workers)")
+        # Cached in the run's folder: a fresh run (--overwrite) with the same deals reuses them.
+        targets = rollout_targets(rules, br, rng, config.logging.progress, cache=run_dir / "bid_rollouts.npz")
+        log(f"bid rollouts: {len(targets['bid_x'])} bidding decisions, {len(targets['play_x'])} other decisions")
+
+        def log_rollout_epoch(epoch: dict[str, float]) -> None:
+            row = {"kind": "bid_rollouts", "global_step": 0, "update": 0, "time_s": elapsed(),
+                   "rollout_gain": 100 * epoch["gain"], "rollout_gain_se": 100 * epoch["gain_se"],
+                   "rollout_deviation": epoch["deviation"], "rollout_play_agreement": epoch["play_agreement"]}
+            if csv_log:
+                csv_log.write(row)
+            if writer:
+                for key in ("gain", "deviation", "play_agreement"):
+                    writer.add_scalar(f"bid_rollouts/{key}", epoch[key], int(epoch["epoch"]))
+
+        improve_bidding(model, targets, br, device, log, on_epoch=log_rollout_epoch)
+        del targets
+        write_checkpoint(periodic=False)
 
     bar = tqdm(total=tc.total_steps, initial=global_step, unit="step", unit_scale=True, dynamic_ncols=True,
                disable=not config.logging.progress, smoothing=0.05)
@@ -648,7 +676,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     session_start, session_steps, session_updates = time.time(), 0, 0
     last_eval: dict[str, tuple[float, float, float]] = {}
     ev = config.evaluation
-    if not resume and (config.pretrain.deals or config.pretrain.init_from) and ev.interval and ev.deals:
+    if not resume and (config.pretrain.deals or config.pretrain.init_from or br.deals) and ev.interval and ev.deals:
         # Where the warm start leaves the policy: the yardstick for what PPO adds.
         row = {"kind": "eval", "global_step": 0, "update": 0, "time_s": elapsed()}
         for opponent in ev.opponents:

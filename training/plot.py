@@ -183,6 +183,7 @@ def _rollout_panels(axes: object, rollouts: list[dict[str, float | str]], starts
             right.annotate(f"{m:+.1f}", (xi, m), ha="center", va="bottom" if m >= 0 else "top")
         right.set_xticks(x, labels)
         right.set_yscale("symlog", linthresh=20)
+        right.set_ylim(top=max(max(means), 1.0) * 2.5)  # room for the labels above the bars
     right.axhline(0, color="grey", lw=0.8)
     right.set_title("duplicate evaluation: score difference per deal (95% CI)")
 

@@ -154,7 +154,7 @@ class ActorCritic(nn.Module):
         return dist.log_prob(actions), dist.entropy(), self.value(obs, extra)
 
 
-class _HeuristicAdviser:
+class HeuristicAdviser:
     """The heuristic agent's choice for an observation, as a one-hot over the action space."""
 
     def __init__(self, rules: Rules) -> None:
@@ -168,14 +168,14 @@ class _HeuristicAdviser:
         return onehot
 
 
-def make_adviser(advice: str, rules: Rules) -> _HeuristicAdviser | None:
+def make_adviser(advice: str, rules: Rules) -> HeuristicAdviser | None:
     """The adviser a network with this ``advice`` needs (``None`` for ``"none"``)."""
     if advice not in ADVICE_KINDS:
         raise ValueError(f"advice must be one of {ADVICE_KINDS}, got {advice!r}")
-    return _HeuristicAdviser(rules) if advice == "heuristic" else None
+    return HeuristicAdviser(rules) if advice == "heuristic" else None
 
 
-def policy_input(observation: dict[str, Any], adviser: _HeuristicAdviser | None) -> np.ndarray:
+def policy_input(observation: dict[str, Any], adviser: HeuristicAdviser | None) -> np.ndarray:
     """The network's input for one observation dict: the observation vector, followed by the
     adviser's one-hot when the network takes advice."""
     vector = np.asarray(observation["observation"], dtype=np.int8)

@@ -555,6 +555,13 @@ class Deal:
         self.led_suit = -1
 
     # -- §8 scoring ----------------------------------------------------------------------------
+    def zero_sum_result(self, side: int) -> float:
+        """``side``'s score change minus the mean change of the other sides (0 until the deal is
+        scored): the environment's ``zero_sum`` reward before scaling."""
+        change = self.score_change or [0] * self.rules.num_sides
+        k = len(change)
+        return float(change[side] - (sum(change) - change[side]) / (k - 1))
+
     def side_tricks(self) -> list[int]:
         """Tricks won by each side so far."""
         won = [0] * self.rules.num_sides

@@ -334,7 +334,6 @@ class raw_env(AECEnv):
         self._deals_done += 1
         rules = self.rules
         change = deal.score_change or [0] * rules.num_sides
-        k = rules.num_sides
         for seat, agent in enumerate(self.possible_agents):
             side = rules.side_of(seat)
             if self.reward_mode == "win":
@@ -342,8 +341,7 @@ class raw_env(AECEnv):
             elif self.reward_mode == "score":
                 r = change[side] / self.reward_scale
             else:
-                others = sum(change) - change[side]
-                r = (change[side] - others / (k - 1)) / self.reward_scale
+                r = deal.zero_sum_result(side) / self.reward_scale
             self.rewards[agent] = r
         over = self.episode == "deal" or game.is_over
         if game.is_over:

@@ -87,14 +87,6 @@ class _Simulator:
         return copy
 
 
-def side_result(deal: Deal, side: int) -> float:
-    """A side's result of a finished deal in points: its score change minus the others' mean
-    change (the ``zero_sum`` reward before scaling)."""
-    change = deal.score_change or [0] * deal.rules.num_sides
-    k = len(change)
-    return float(change[side] - (sum(change) - change[side]) / (k - 1))
-
-
 def bid_candidates(legal: list[int], advised: int) -> list[int]:
     """The bids rolled out at a decision: PASS, the advised bid, the cheapest legal bid of each
     strain, misère and open misère (those of them that are legal), in id order."""
@@ -126,7 +118,7 @@ def _chunk(args: tuple[Rules, int, int, float]) -> dict[str, np.ndarray]:
                 for bid in bid_candidates(legal, advised):
                     trial = sim.replay(deal)
                     trial.apply_action(bid)
-                    results[bid] = side_result(sim.play_out(trial), side)
+                    results[bid] = sim.play_out(trial).zero_sum_result(side)
                 c = np.zeros(n_actions, dtype=np.int8)
                 a = np.zeros(n_actions, dtype=np.float32)
                 for bid, result in results.items():

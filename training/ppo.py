@@ -369,7 +369,7 @@ class SelfPlayCollector:
                             assert t.deal is not None
                             ro.deals += 1
                             sides = {rules.side_of(s) for s in range(n) if t.learner[s]}
-                            deal_stats(t.deal, sides, {side: _side_points(t.deal, side) for side in sides},
+                            deal_stats(t.deal, sides, {side: t.deal.zero_sum_result(side) for side in sides},
                                        t.kind, ro.stats)
                             if len(ro) >= self.target:
                                 t.active = False  # this environment's share is done
@@ -778,14 +778,6 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     log(f"\ntrained {session_steps} steps in {train_time:.0f} s ({steps_per_s:.0f} learner steps/s); "
         f"total wall-clock {wall:.0f} s; agent: {final}")
     return TrainResult(run_dir, global_step, updates, final, evaluations, wall, steps_per_s)
-
-
-def _side_points(deal: Deal, side: int) -> float:
-    """A side's result of a deal in points: its score change minus the others' mean change (the
-    ``zero_sum`` reward before scaling), whatever reward the training uses."""
-    change = deal.score_change or [0] * deal.rules.num_sides
-    k = len(change)
-    return float(change[side] - (sum(change) - change[side]) / (k - 1))
 
 
 def _tb_name(key: str) -> str:

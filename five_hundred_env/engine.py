@@ -10,7 +10,7 @@ once. Each rule of RULES.md lives in one place, named after its section:
 * §6 card order ...... :func:`_build_tables` (``EFFECTIVE_SUIT``, ``SUIT_CARDS``, ``WIN_KEY``)
 * §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`,
                         :meth:`Deal._apply_play`
-* §8 scoring ......... :meth:`Deal._score`
+* §8 scoring ......... :mod:`five_hundred_env.scoring` (:func:`deal_score`)
 * §9 winning ......... :meth:`Game._end_of_deal`
 
 At every decision point ``to_act`` is the seat to move, ``legal_actions()`` the legal universal
@@ -37,7 +37,6 @@ from five_hundred_env.actions import (
     bid_action,
     bid_strain,
     bid_tricks,
-    bid_value,
     is_trick_bid,
 )
 from five_hundred_env.cards import (
@@ -53,6 +52,7 @@ from five_hundred_env.cards import (
     parse_card,
 )
 from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.scoring import contract_made, deal_score
 
 
 class Phase(IntEnum):
@@ -573,33 +573,11 @@ class Deal:
         """Whether the contract is made (meaningful once play is over)."""
         if self.contract < 0:
             return False
-        if self.misere:
-            return self.tricks_won[self.contractor] == 0
-        return self.side_tricks()[self.side_of(self.contractor)] >= bid_tricks(self.contract)
+        own = self.side_of(self.contractor)
+        return contract_made(self.contract, self.side_tricks()[own], self.tricks_won[self.contractor])
 
     def _score(self) -> list[int]:
-        rules = self.rules
-        contract = self.contract
-        own = self.side_of(self.contractor)
-        won = self.side_tricks()
-        change = [0] * rules.num_sides
-        made = self.contract_made()
-        value = bid_value(contract, rules.misere_value)
-        if self.misere:
-            change[own] = value if made else -value
-            if rules.misere_defence == "10_per_declarer_trick":
-                for side in range(rules.num_sides):
-                    if side != own:
-                        change[side] += 10 * self.tricks_won[self.contractor]
-            return change
-        if made and rules.slam_bonus and won[own] == rules.hand_size and value < 250:
-            value = 250
-        change[own] = value if made else -value
-        if rules.defence_tricks == "10_per_trick" or (rules.defence_tricks == "only_when_lost" and not made):
-            for side in range(rules.num_sides):
-                if side != own:
-                    change[side] += 10 * won[side]
-        return change
+        return deal_score(self.rules, self.contract, self.contractor, self.tricks_won)
 
     # -- locations of cards (for checks and observers) ------------------------------------------
     def card_locations(self) -> dict[str, int]:

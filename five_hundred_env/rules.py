@@ -118,6 +118,19 @@ class Rules:
         """The side (team or lone player) of a seat: seats {0, 2} are team 0, {1, 3} team 1."""
         return seat % 2 if self.num_players == 4 else seat
 
+    def seats_of(self, side: int) -> tuple[int, ...]:
+        """The seats of a side, in seat order."""
+        return tuple(s for s in range(self.num_players) if self.side_of(s) == side)
+
+    def partner_of(self, seat: int) -> int | None:
+        """The seat's partner, or ``None`` when it plays alone (the one home of "who partners whom")."""
+        mates = [s for s in self.seats_of(self.side_of(seat)) if s != seat]
+        return mates[0] if mates else None
+
+    @property
+    def has_partners(self) -> bool:
+        return self.num_sides < self.num_players
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, as plain JSON-able data."""
         return dataclasses.asdict(self)

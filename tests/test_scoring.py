@@ -233,3 +233,33 @@ def test_misere_ignores_defence_tricks():
     `misere_defence` (nothing in [AU]) however many tricks they take."""
     d = misere("australian", AU_LOWEST, "MISERE")
     assert d.side_tricks()[1] == 10 and d.score_change == [250, 0]
+
+
+# -- the pure scoring functions (five_hundred_env.scoring), which agents call too ------------------
+def test_deal_score_function_values():
+    """§8: 'a contract that is made scores its value; a lost contract loses it'; defenders 10 a trick;
+    a made slam below 250 scores 250 with the slam bonus."""
+    from five_hundred_env.actions import MISERE, parse_action
+    from five_hundred_env.scoring import contract_type, deal_score
+
+    au = make_rules("australian")
+    seven_h = parse_action("7H", au)
+    assert deal_score(au, seven_h, 0, [4, 2, 3, 1]) == [200, 30]
+    assert deal_score(au, seven_h, 1, [4, 2, 3, 1]) == [70, -200]
+    assert deal_score(au, seven_h, 0, [6, 0, 4, 0]) == [250, 0]  # slam: 10 tricks
+    assert deal_score(make_rules("australian", slam_bonus=False), seven_h, 0, [6, 0, 4, 0]) == [200, 0]
+    assert deal_score(au, MISERE, 0, [0, 5, 0, 5]) == [250, 0]
+    assert deal_score(au, MISERE, 0, [1, 5, 0, 4]) == [-250, 0]
+    it = make_rules("italian_3p")  # misère defence: 10 per declarer trick to each opponent
+    assert deal_score(it, MISERE, 1, [5, 2, 3]) == [20, -250, 20]
+    assert [contract_type(parse_action(b, au)) for b in ("7H", "8NT", "MISERE", "OPEN_MISERE")] == [
+        "suit", "no_trumps", "misere", "misere"]
+
+
+def test_rules_partners():
+    """§2: four players play in two partnerships (seats opposite); three players each alone."""
+    au, it = make_rules("australian"), make_rules("italian_3p")
+    assert [au.partner_of(s) for s in range(4)] == [2, 3, 0, 1]
+    assert [it.partner_of(s) for s in range(3)] == [None, None, None]
+    assert au.seats_of(1) == (1, 3) and it.seats_of(2) == (2,)
+    assert au.has_partners and not it.has_partners

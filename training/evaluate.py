@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import Agent
-from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain
+from five_hundred_env.actions import OPEN_MISERE
 from five_hundred_env.cards import card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
 
 AgentLike = Agent | Callable[[Rules, int | None], Agent]
 """An agent instance (used in every seat it takes), or a factory ``f(rules, seed) -> Agent``."""
 
-CONTRACT_TYPES = ("suit", "no_trumps", "misere")
 SIDES = ("A", "B")
 MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
 
@@ -336,13 +336,6 @@ def play_board(
     return results
 
 
-def contract_type(contract: int) -> str:
-    """``suit``, ``no_trumps`` or ``misere`` (open misère included)."""
-    if contract in (MISERE, OPEN_MISERE):
-        return "misere"
-    return "no_trumps" if bid_strain(contract) == NT else "suit"
-
-
 def _progress(iterable: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
     if not enabled:
         return iterable
@@ -451,7 +444,6 @@ __all__ = [
     "EvaluationReport",
     "PlayResult",
     "board_deals",
-    "contract_type",
     "duplicate_match",
     "mean_ci95",
     "play_board",

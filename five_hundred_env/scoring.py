@@ -1,0 +1,70 @@
+"""§8 scoring: what a finished deal is worth to each side, as pure functions.
+
+The engine scores every deal through :func:`deal_score`; agents that reason about expected
+scores (the heuristic's bidding) call the same functions, so a scoring rule lives here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_tricks, bid_value
+from five_hundred_env.rules import Rules
+
+SLAM_VALUE = 250
+"""A made slam below this value scores it instead (RULES.md §8, ``slam_bonus``)."""
+
+CONTRACT_TYPES = ("suit", "no_trumps", "misere")
+
+
+def contract_type(contract: int) -> str:
+    """``suit``, ``no_trumps`` or ``misere`` (open misère included) for a contract's bid id."""
+    if contract in (MISERE, OPEN_MISERE):
+        return "misere"
+    return "no_trumps" if bid_strain(contract) == NT else "suit"
+
+
+def is_misere(contract: int) -> bool:
+    return contract in (MISERE, OPEN_MISERE)
+
+
+def contract_made(contract: int, contractor_side_tricks: int, contractor_tricks: int) -> bool:
+    """A trick contract is made when the contracting side takes at least the tricks bid; a
+    misère when the contractor takes none (RULES.md §8)."""
+    if is_misere(contract):
+        return contractor_tricks == 0
+    return contractor_side_tricks >= bid_tricks(contract)
+
+
+def contract_score(rules: Rules, contract: int, made: bool, contractor_side_tricks: int) -> int:
+    """The contracting side's score change: the bid's value won or lost, a made slam worth at
+    least :data:`SLAM_VALUE` with ``slam_bonus``."""
+    value = bid_value(contract, rules.misere_value)
+    if (made and not is_misere(contract) and rules.slam_bonus
+            and contractor_side_tricks == rules.hand_size and value < SLAM_VALUE):
+        value = SLAM_VALUE
+    return value if made else -value
+
+
+def defence_score(rules: Rules, contract: int, made: bool, side_tricks: int, contractor_tricks: int) -> int:
+    """A non-contracting side's score change: 10 per trick it took in a trick contract
+    (``defence_tricks``), or 10 per trick the contractor took in a misère (``misere_defence``)."""
+    if is_misere(contract):
+        return 10 * contractor_tricks if rules.misere_defence == "10_per_declarer_trick" else 0
+    if rules.defence_tricks == "10_per_trick" or (rules.defence_tricks == "only_when_lost" and not made):
+        return 10 * side_tricks
+    return 0
+
+
+def deal_score(rules: Rules, contract: int, contractor: int, tricks_won: Sequence[int]) -> list[int]:
+    """Each side's score change for a played-out contract, from the tricks each *seat* won."""
+    sides = [0] * rules.num_sides
+    for seat, won in enumerate(tricks_won):
+        sides[rules.side_of(seat)] += won
+    own = rules.side_of(contractor)
+    made = contract_made(contract, sides[own], tricks_won[contractor])
+    return [
+        contract_score(rules, contract, made, sides[own]) if side == own
+        else defence_score(rules, contract, made, sides[side], tricks_won[contractor])
+        for side in range(rules.num_sides)
+    ]

@@ -316,6 +316,25 @@ class Deal:
         hand_masks, kitty_mask = parse_deal(rules, hands, kitty, dealer)
         return cls(rules, hand_masks, kitty_mask, dealer)
 
+    def clone(self) -> Deal:
+        """An independent copy of this deal (plain data, no replay): the copy and the original
+        can then be played on separately, as search and rollouts need."""
+        copy = Deal.__new__(Deal)
+        for name in _DEAL_SCALARS:
+            setattr(copy, name, getattr(self, name))
+        copy.hands = self.hands.copy()
+        copy.history = self.history.copy()
+        copy.bids = self.bids.copy()
+        copy.trick = self.trick.copy()
+        copy.tricks = self.tricks.copy()
+        copy.tricks_won = self.tricks_won.copy()
+        copy.played = self.played.copy()
+        copy.shown_void = self.shown_void.copy()
+        copy._next_seat = self._next_seat.copy()
+        copy.score_change = None if self.score_change is None else self.score_change.copy()
+        copy._legal = None
+        return copy
+
     # -- queries -----------------------------------------------------------------------------
     @property
     def is_over(self) -> bool:
@@ -603,6 +622,12 @@ class Deal:
         return "\n".join(lines)
 
 
+# The Deal fields that hold immutable values (ints, tuples, the rules): a clone shares them.
+_DEAL_SCALARS = tuple(name for name in Deal.__slots__ if name not in (
+    "hands", "history", "bids", "trick", "tricks", "tricks_won", "played", "shown_void",
+    "_next_seat", "score_change", "_legal"))
+
+
 def parse_deal(
     rules: Rules, hands: Sequence[Sequence[str]], kitty: Sequence[str], dealer: int
 ) -> tuple[list[int], int]:
@@ -685,6 +710,22 @@ class Game:
             self.deals.append(first_deal)
         else:
             self._start_deal(self.rng.randrange(rules.num_players))
+
+    def clone(self) -> Game:
+        """An independent copy of the game: the current deal cloned, finished deals shared (they
+        no longer change), and the random generator copied so the copy deals the same next deals."""
+        copy = Game.__new__(Game)
+        copy.rules = self.rules
+        copy.rng = random.Random()
+        copy.rng.setstate(self.rng.getstate())
+        copy.max_deals = self.max_deals
+        copy.scores = self.scores.copy()
+        copy.starting_scores = self.starting_scores.copy()
+        copy.winners = self.winners.copy()
+        copy.deals = [*self.deals[:-1], self.deals[-1].clone()] if self.deals else []
+        copy._over = self._over
+        copy.upcoming_deals = [d.clone() for d in self.upcoming_deals]
+        return copy
 
     @property
     def deal(self) -> Deal:

@@ -93,3 +93,37 @@ def test_explicit_deal_bad_dealer(dealer):
     """§3/§1: the dealer is a seat `0 … n-1`."""
     with pytest.raises(ValueError, match="dealer"):
         make_deal("australian", [None] * 4, dealer=dealer)
+
+
+def test_clone_is_independent_and_plays_identically():
+    """A clone (`Deal.clone`) plays on exactly as the original would, and changes neither."""
+    import random as _random
+
+    from five_hundred_env import Deal, Game, make_rules
+
+    for preset in ("australian", "italian_3p", "french_46"):
+        rules = make_rules(preset)
+        rng = _random.Random(7)
+        deal = Deal.new(rules, rng, dealer=1)
+        for _ in range(20):  # into the play
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        before = (deal.history.copy(), deal.hands.copy(), deal.tricks.copy())
+        copy = deal.clone()
+        pick = _random.Random(3)
+        while not copy.is_over:
+            copy.apply_action(pick.choice(copy.legal_actions()))
+        assert (deal.history, deal.hands, deal.tricks) == before  # the original did not move
+        pick = _random.Random(3)
+        while not deal.is_over:
+            deal.apply_action(pick.choice(deal.legal_actions()))
+        assert deal.history == copy.history and deal.score_change == copy.score_change
+        game = Game(rules, seed=5)
+        for _ in range(30):
+            game.apply_action(game.legal_actions()[0])
+        g2 = game.clone()
+        for g in (game, g2):
+            pick = _random.Random(11)
+            while not g.is_over and len(g.deals) < 4:
+                g.apply_action(pick.choice(g.legal_actions()))
+        assert [d.history for d in game.deals] == [d.history for d in g2.deals]
+        assert game.scores == g2.scores

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from five_hundred_env.actions import action_to_str
 from five_hundred_env.cards import SUIT_SYMBOLS, card_to_str, mask_to_cards
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, WIN_KEY, Deal, Game, Phase
+from five_hundred_env.rules import Rules
 
 _RED, _TRUMP, _RESET = "\033[31m", "\033[1;33m", "\033[0m"
 
@@ -24,27 +25,54 @@ def colour_supported(stream: object = None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
 
 
+TRUMPS = -1
+"""The group of trumps in :func:`hand_groups` (sorted first)."""
+
+
+def hand_groups(deal: Deal, seat: int) -> list[tuple[int, list[int]]]:
+    """A seat's cards grouped by effective suit, high cards first: trumps first (group
+    :data:`TRUMPS`), then S, C, D, H, then a suitless joker (group ``SUITLESS``)."""
+    trump = deal.trump
+    eff = EFFECTIVE_SUIT[deal.ctx]
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for card in mask_to_cards(deal.hands[seat]):
+        suit = eff[card]
+        group = TRUMPS if trump >= 0 and suit == trump else suit
+        strength = WIN_KEY[deal.ctx][suit if suit < 4 else 0][card]
+        groups.setdefault(group, []).append((strength, card))
+    return [(group, [card for _, card in sorted(groups[group], reverse=True)]) for group in sorted(groups)]
+
+
 def hand_text(deal: Deal, seat: int, colour: bool = False) -> str:
     """A seat's hand grouped by effective suit (trumps first, marked ``*``), high cards first."""
     two = deal.rules.two_jokers
-    trump = deal.trump
-    eff = EFFECTIVE_SUIT[deal.ctx]
-    groups: dict[int, list[tuple[int, str]]] = {}
-    for card in mask_to_cards(deal.hands[seat]):
-        suit = eff[card]
-        group = -1 if trump >= 0 and suit == trump else suit  # SUITLESS (a joker in NT) sorts last
-        strength = WIN_KEY[deal.ctx][suit if suit < 4 else 0][card]
-        name = card_to_str(card, two)
-        if group == -1:
-            name = f"{_TRUMP}{name}*{_RESET}" if colour else f"{name}*"
-        elif colour and suit in (2, 3):
-            name = f"{_RED}{name}{_RESET}"
-        groups.setdefault(group, []).append((strength, name))
     parts = []
-    for group in sorted(groups):
-        label = "trumps" if group == -1 else ("joker" if group == SUITLESS else SUIT_SYMBOLS[group])
-        parts.append(f"{label}: {' '.join(name for _, name in sorted(groups[group], reverse=True))}")
+    for group, cards in hand_groups(deal, seat):
+        names = []
+        for card in cards:
+            name = card_to_str(card, two)
+            if group == TRUMPS:
+                name = f"{_TRUMP}{name}*{_RESET}" if colour else f"{name}*"
+            elif colour and group in (2, 3):
+                name = f"{_RED}{name}{_RESET}"
+            names.append(name)
+        label = "trumps" if group == TRUMPS else ("joker" if group == SUITLESS else SUIT_SYMBOLS[group])
+        parts.append(f"{label}: {' '.join(names)}")
     return " | ".join(parts) if parts else "(no cards)"
+
+
+def side_labels(rules: Rules, viewer: int) -> list[str]:
+    """Each side's name as the seat ``viewer`` would say it: "you & partner" and "opponents" with
+    partners, "you" and the other players' seats when each plays alone."""
+    labels = []
+    for side in range(rules.num_sides):
+        if side == rules.side_of(viewer):
+            labels.append("you & partner" if rules.has_partners else "you")
+        elif rules.has_partners:
+            labels.append("opponents")
+        else:
+            labels.append(f"player_{rules.seats_of(side)[0]}")
+    return labels
 
 
 def render_table(game: Game, agents: Sequence[str], colour: bool = False, deal: Deal | None = None) -> str:

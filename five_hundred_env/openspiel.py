@@ -1,0 +1,255 @@
+"""Five Hundred as an OpenSpiel game (``pip install five-hundred-env[openspiel]``).
+
+    from five_hundred_env.openspiel import load_game
+    game = load_game("australian", slam_bonus=False)      # a pyspiel.Game
+    state = game.new_initial_state()                       # chance nodes deal the cards
+
+One OpenSpiel game plays one deal over the same engine as the PettingZoo environment:
+
+* **Chance nodes** deal it: first the dealer (uniform over the seats), then every card one at a
+  time, uniform over the cards not yet dealt — seat 0's hand, then seat 1's, …, then the kitty
+  (the dealing pattern of §3 does not change the distribution). Chance outcomes are the universal
+  card ids 0–45 (the dealer's outcome is the seat number).
+* **Player actions** are the environment's compact action ids (:class:`ActionTable`, the same
+  ``Discrete`` space as the AEC environment), sorted.
+* **Returns** are each player's side's zero-sum result in points (``Deal.zero_sum_result``), so
+  the game is zero-sum for every preset.
+* **Observations**: ``observation_tensor`` is the environment's observation vector (float32) of
+  that player; ``information_state_string`` is the player's perfect-recall history: its dealt hand,
+  then every action as that player saw it (another player's discard as ``discard``, its
+  ``NO_NOMINATION`` not at all — both hidden by the rules — and the kitty when the player took it).
+  The tensor version of the information state is not provided: the v0 observation does not
+  record the order of play.
+
+Every rule option is a game parameter (``both_jokers_min_bid`` 0 means off).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import numpy as np
+
+from five_hundred_env.actions import NO_NOMINATION, ActionTable, action_to_str
+from five_hundred_env.cards import card_to_str, mask_to_cards
+from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules, make_rules
+
+try:
+    import pyspiel
+except ImportError as e:  # pragma: no cover - depends on the install
+    raise ImportError("five_hundred_env.openspiel needs OpenSpiel: pip install 'five-hundred-env[openspiel]'") from e
+
+SHORT_NAME = "python_five_hundred"
+MAX_UTILITY = 700.0
+"""A bound on any side's zero-sum result of one deal (a lost 10NT against 100 defence points is −620)."""
+
+
+def _parameter_defaults() -> dict[str, Any]:
+    defaults = make_rules("australian").to_dict()
+    for name in ("num_players", "hand_size", "kitty_size"):  # fixed by the preset
+        defaults.pop(name)
+    defaults["both_jokers_min_bid"] = 0
+    return defaults
+
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name=SHORT_NAME,
+    long_name="Five Hundred (one deal)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=4,
+    min_num_players=3,
+    provides_information_state_string=True,
+    provides_information_state_tensor=False,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=_parameter_defaults(),
+)
+
+
+def rules_of(params: dict[str, Any]) -> Rules:
+    """The rules a game's parameters name (OpenSpiel parameters back to :class:`Rules`)."""
+    options = dict(params)
+    preset = options.pop("preset", "australian")
+    if options.get("both_jokers_min_bid") == 0:
+        options["both_jokers_min_bid"] = None
+    base = make_rules(preset).to_dict()
+    # parameters left at the australian defaults take the preset's own value
+    defaults = _parameter_defaults()
+    changed = {k: v for k, v in options.items() if k in defaults and v != defaults[k] and v != base.get(k)}
+    return make_rules(preset, **changed)
+
+
+class FiveHundredGame(pyspiel.Game):
+    """One deal of Five Hundred under the rules its parameters name."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        params = {**_parameter_defaults(), **(params or {})}
+        rules = rules_of(params)
+        actions, _encoder = _tables(rules)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=len(actions),
+            max_chance_outcomes=46,
+            num_players=rules.num_players,
+            min_utility=-MAX_UTILITY,
+            max_utility=MAX_UTILITY,
+            utility_sum=0.0,
+            # the dealer, every card, and at most (bids + discards + nomination + plays)
+            max_game_length=1 + bin(rules.deck).count("1") + 4 * 28 + rules.kitty_size + 1
+            + rules.num_players * rules.hand_size,
+        )
+        super().__init__(_GAME_TYPE, info, params)  # first: pybind11 objects take attributes only after it
+        self.rules = rules
+        self.actions, self.encoder = _tables(rules)
+
+    def new_initial_state(self) -> FiveHundredState:
+        return FiveHundredState(self)
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> FiveHundredObserver:
+        return FiveHundredObserver(self, iig_obs_type)
+
+
+@functools.cache
+def _tables(rules: Rules) -> tuple[ActionTable, ObservationEncoder]:
+    """The action table and the encoder of a rules object, shared by every state (states keep
+    only plain data: OpenSpiel clones them by deep copy)."""
+    return ActionTable(rules), ObservationEncoder(rules)
+
+
+class FiveHundredState(pyspiel.State):
+    """A deal being dealt (chance) or played; the engine's :class:`Deal` once dealt."""
+
+    def __init__(self, game: FiveHundredGame) -> None:
+        super().__init__(game)
+        self.rules = game.rules
+        self.dealer = -1
+        self.dealt: list[int] = []
+        self.deal: Deal | None = None
+
+    # -- the OpenSpiel state API ---------------------------------------------------------------
+    def current_player(self) -> int:
+        if self.deal is None:
+            return pyspiel.PlayerId.CHANCE
+        if self.deal.is_over:
+            return pyspiel.PlayerId.TERMINAL
+        return self.deal.to_act
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        rules = self.rules
+        if self.dealer < 0:
+            return [(seat, 1.0 / rules.num_players) for seat in range(rules.num_players)]
+        left = [c for c in mask_to_cards(rules.deck) if c not in self.dealt]
+        return [(c, 1.0 / len(left)) for c in left]
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if self.deal is None or player != self.deal.to_act:
+            return []
+        compact = _tables(self.rules)[0].compact
+        return sorted(compact[u] for u in self.deal.legal_actions())
+
+    def _apply_action(self, action: int) -> None:
+        rules = self.rules
+        if self.deal is not None:
+            self.deal.apply_action(_tables(self.rules)[0].universal[action])
+        elif self.dealer < 0:
+            self.dealer = action
+        else:
+            self.dealt.append(action)
+            if len(self.dealt) == bin(rules.deck).count("1"):
+                size = rules.hand_size
+                hands = [sum(1 << c for c in self.dealt[s * size:(s + 1) * size]) for s in range(rules.num_players)]
+                kitty = sum(1 << c for c in self.dealt[rules.num_players * size:])
+                self.deal = Deal(rules, hands, kitty, self.dealer)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            if self.dealer < 0:
+                return f"dealer {action}"
+            return f"deal {card_to_str(action, self.rules.two_jokers)}"
+        return _tables(self.rules)[0].to_str(action)
+
+    def is_terminal(self) -> bool:
+        return self.deal is not None and self.deal.is_over
+
+    def returns(self) -> list[float]:
+        rules = self.rules
+        if not self.is_terminal():
+            return [0.0] * rules.num_players
+        assert self.deal is not None
+        return [self.deal.zero_sum_result(rules.side_of(seat)) for seat in range(rules.num_players)]
+
+    def __str__(self) -> str:
+        if self.deal is None:
+            return f"dealing: dealer {self.dealer}, {len(self.dealt)} cards dealt"
+        return self.deal.describe()
+
+    # -- what a player saw ---------------------------------------------------------------------
+    def seen_history(self, player: int) -> str:
+        """``player``'s perfect-recall information: its dealt hand, then each action as it saw it
+        (others' discards face down, others' ``NO_NOMINATION`` unseen), the kitty when it took
+        it, and an open-misère hand when it was exposed."""
+        if self.deal is None:
+            return f"seat {player}; dealing"
+        rules = self.rules
+        deal = self.deal
+        words = [f"seat {player}; dealer {deal.dealer}; hand {_cards(deal.dealt[player], rules)}"]
+        replay = Deal(rules, deal.dealt, deal.kitty, deal.dealer)
+        for action in deal.history:
+            seat, phase, exposed = replay.to_act, replay.phase, replay.exposed
+            replay.apply_action(action)
+            if seat != player and (phase == Phase.DISCARD or action == NO_NOMINATION):
+                if phase == Phase.DISCARD:
+                    words.append(f"{seat}:discard")
+            else:
+                words.append(f"{seat}:{action_to_str(action, rules)}")
+            if phase == Phase.BIDDING and replay.phase == Phase.DISCARD and replay.contractor == player:
+                words.append(f"kitty {_cards(deal.kitty, rules)}")
+            if replay.exposed and not exposed:
+                words.append(f"exposed {replay.contractor}: {_cards(replay.hands[replay.contractor], rules)}")
+        return " ".join(words)
+
+
+def _cards(mask: int, rules: Rules) -> str:
+    return " ".join(card_to_str(c, rules.two_jokers) for c in mask_to_cards(mask))
+
+
+class FiveHundredObserver:
+    """OpenSpiel's PyObserver: the environment's observation vector, and the text views."""
+
+    def __init__(self, game: FiveHundredGame, iig_obs_type: Any) -> None:
+        self._perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        self.tensor = np.zeros(game.encoder.size, np.float32)
+        self.dict = {name: self.tensor[o:o + int(np.prod(shape))].reshape(shape)
+                     for name, (o, shape) in game.encoder.layout.items()}
+
+    def set_from(self, state: FiveHundredState, player: int) -> None:
+        if state.deal is None:
+            self.tensor.fill(0)
+            return
+        self.tensor[:] = _tables(state.rules)[1].encode(state.deal, player)
+
+    def string_from(self, state: FiveHundredState, player: int) -> str:
+        if self._perfect_recall:
+            return state.seen_history(player)
+        if state.deal is None:
+            return state.seen_history(player)
+        encoder = _tables(state.rules)[1]
+        return encoder.describe(encoder.encode(state.deal, player))
+
+
+def load_game(rules: str | Rules = "australian", **options: Any) -> pyspiel.Game:
+    """The OpenSpiel game of one deal under a preset (or ``Rules``) with options overridden."""
+    rules = make_rules(rules, **options)
+    params = {k: v for k, v in dataclasses.asdict(rules).items() if k in _parameter_defaults()}
+    params["both_jokers_min_bid"] = params["both_jokers_min_bid"] or 0
+    return pyspiel.load_game(SHORT_NAME, params)
+
+
+pyspiel.register_game(_GAME_TYPE, FiveHundredGame)

@@ -13,8 +13,8 @@ import pytest
 
 from agents import HeuristicAgent
 from five_hundred_env import load_record, replay, save_record
-from five_hundred_env.cli import main
 from five_hundred_env.env import raw_env
+from training.cli import main
 
 
 def test_evaluate_prints_a_table_and_writes_json(tmp_path, capsys):
@@ -105,7 +105,7 @@ def test_play_end_of_input_stops_cleanly_and_saves(tmp_path):
     """As a subprocess fed a few lines: PASS while it is legal, then the input ends."""
     record = tmp_path / "g.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "five_hundred_env.cli", "play", "--rules", "italian_3p", "--seat", "2",
+        [sys.executable, "-m", "training.cli", "play", "--rules", "italian_3p", "--seat", "2",
          "--opponents", "random", "--seed", "1", "--save", str(record)],
         input="PASS\nPASS\nPASS\n", capture_output=True, text=True, timeout=120,
     )

@@ -102,6 +102,15 @@ def test_board_deals_are_reproducible_and_varied():
         assert sum(len(h) for h in d.hands) + len(d.kitty) == 46
 
 
+def test_board_deals_are_made_one_at_a_time():
+    """A long match never builds all its boards first: the boards come lazily, and the first ones
+    of a long match are those of a short one with the same seed."""
+    rules = make_rules("australian")
+    boards = board_deals(rules, 10**12, seed=3)  # a list this long could not be built
+    first = [next(boards) for _ in range(4)]
+    assert first == list(board_deals(rules, 4, seed=3))
+
+
 def test_report_schema_and_json():
     report = duplicate_match("australian", HeuristicAgent, RandomAgent, deals=6, seed=2, games=2)
     data = json.loads(json.dumps(report.to_dict()))

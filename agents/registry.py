@@ -1,66 +1,223 @@
-"""Agents by name: ``random``, ``heuristic``, or the path of a trained checkpoint.
+"""The one agent registry: agents by name, trained checkpoints and SB3 models by path.
 
-The CLI (``five-hundred evaluate``, ``five-hundred play``) and the evaluator build agents from these
-specs. Checkpoints are loaded through :func:`agents.neural.load_agent`, imported only when a path
-is given, so ``random`` and ``heuristic`` never import torch.
+A *spec* is what every command and function that takes an agent accepts (``five-hundred evaluate``,
+``five-hundred play --opponents``, :func:`training.evaluate.duplicate_match` through
+:func:`agent_factory`, the training opponents through :func:`make_agent`):
+
+* a registered name: ``random``, ``heuristic``, or any name given to :func:`register_agent`;
+* the path of a trained checkpoint (loaded by :func:`agents.neural.load_agent`);
+* the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`).
+
+torch and sb3-contrib are imported only when a checkpoint or an SB3 model is loaded, so
+``random`` and ``heuristic`` never import them.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from agents.base import Agent, RandomAgent
 from agents.heuristic import HeuristicAgent
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 
-BUILTIN_AGENTS: dict[str, Callable[[Rules, int | None], Agent]] = {
-    "random": RandomAgent,
-    "heuristic": HeuristicAgent,
+BuildAgent = Callable[[Rules, "int | None"], Agent]
+"""Anything that builds an agent from the rules and a seed: an :class:`Agent` subclass or a function."""
+
+SB3_SUFFIX = ".zip"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.:+-]*$")
+
+
+class AgentUnavailableError(RuntimeError):
+    """An agent needs a package that is not installed (torch for checkpoints, sb3-contrib for SB3 models)."""
+
+
+class AgentFactory:
+    """``factory(rules, seed) -> Agent`` for one spec; ``label`` is the agent's name in every report."""
+
+    def __init__(self, label: str, build: BuildAgent) -> None:
+        self.label = label
+        self._build = build
+
+    def __call__(self, rules: Rules | str, seed: int | None = None) -> Agent:
+        rules = make_rules(rules) if isinstance(rules, str) else rules
+        agent = self._build(rules, seed)
+        if not isinstance(agent, Agent):
+            raise ValueError(f"the factory of agent {self.label!r} returned {type(agent).__name__}, not an Agent")
+        return agent
+
+    def __repr__(self) -> str:
+        return f"AgentFactory({self.label!r})"
+
+
+class SB3Agent(Agent):
+    """A Stable-Baselines3 model as an agent: ``model.predict`` on the observation vector with the
+    action mask, deterministically. The model must have been trained on this preset's spaces
+    (e.g. through :class:`five_hundred_env.SingleAgentEnv`)."""
+
+    name = "sb3"
+
+    def __init__(self, rules: Rules | str = "australian", seed: int | None = None, *, model: Any) -> None:
+        super().__init__(rules, seed)
+        wanted_obs, wanted_actions = (ObservationEncoder(self.rules).size,), len(ActionTable(self.rules))
+        obs_shape = tuple(getattr(model.observation_space, "shape", ()) or ())
+        num_actions = getattr(model.action_space, "n", None)
+        if obs_shape != wanted_obs or num_actions != wanted_actions:
+            raise ValueError(f"the SB3 model takes observations {obs_shape} and {num_actions} actions; the "
+                             f"{self.rules.preset} preset has {wanted_obs} and {wanted_actions}")
+        self.model = model
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        if not mask.any():
+            raise ValueError("no legal action in the mask: is it this agent's turn?")
+        action, _state = self.model.predict(observation["observation"], action_masks=mask, deterministic=True)
+        return int(action)
+
+
+def load_sb3_model(path: str | os.PathLike[str]) -> Any:
+    """Load a ``MaskablePPO`` ``.zip`` (sb3-contrib, imported now) on the CPU."""
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError as e:
+        raise AgentUnavailableError(f"cannot load the SB3 model {str(path)!r}: sb3-contrib is not installed ({e}); "
+                                    "pip install sb3-contrib") from None
+    try:
+        return MaskablePPO.load(path, device="cpu")
+    except Exception as e:  # sb3 raises many types for a foreign or damaged zip
+        raise ValueError(f"{path} is not a loadable sb3-contrib MaskablePPO model: {type(e).__name__}: {e}") from None
+
+
+def _sb3_builder(path: Path) -> BuildAgent:
+    model = None  # loaded once, on first use, and shared: predict(deterministic=True) keeps no state
+
+    def build(rules: Rules, seed: int | None) -> Agent:
+        nonlocal model
+        if model is None:
+            model = load_sb3_model(path)
+        return SB3Agent(rules, seed, model=model)
+
+    return build
+
+
+def _checkpoint_builder(path: Path) -> BuildAgent:
+    def build(rules: Rules, seed: int | None) -> Agent:
+        try:
+            neural = importlib.import_module("agents.neural")
+        except ImportError as e:  # no torch installed
+            raise AgentUnavailableError(
+                f"cannot load the checkpoint {str(path)!r}: the neural agents are not available ({e}); "
+                "install the training extra (pip install -e '.[train]')"
+            ) from e
+        return neural.load_agent(str(path), rules=rules, seed=seed)
+
+    return build
+
+
+def _path_builder(path: str | os.PathLike[str]) -> BuildAgent:
+    """The builder of a checkpoint or SB3 model file (by its suffix); a missing file is refused now."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ValueError(f"{str(path)!r} is not a file (expected a trained checkpoint or an SB3 {SB3_SUFFIX})")
+    return _sb3_builder(file) if file.suffix.lower() == SB3_SUFFIX else _checkpoint_builder(file)
+
+
+_REGISTRY: dict[str, AgentFactory] = {
+    "random": AgentFactory("random", RandomAgent),
+    "heuristic": AgentFactory("heuristic", HeuristicAgent),
 }
-"""The agents known by name; anything else is taken as a checkpoint path."""
+BUILTIN_AGENTS = ("random", "heuristic")
+"""The names registered from the start (they cannot be unregistered)."""
 
 
-def make_agent(spec: str, rules: Rules | str, seed: int | None = None) -> Agent:
-    """The agent a spec names: ``"random"``, ``"heuristic"``, or a trained checkpoint's path.
+def register_agent(name: str, factory: BuildAgent | str | os.PathLike[str] | Any, *, replace: bool = False) -> AgentFactory:
+    """Register an agent under ``name`` (lower case; letters, digits and ``_ . : + -``), usable
+    from then on wherever a spec is taken.
 
-    Raises ``ValueError`` for a spec that is neither a known name nor an existing file, and
-    ``RuntimeError`` when a checkpoint is given but the neural agents (``agents.neural``, torch)
-    are not available.
+    ``factory`` is an :class:`Agent` subclass or a function ``f(rules, seed) -> Agent``; the path
+    of a trained checkpoint or of an SB3 ``.zip``; or a loaded SB3 model (anything with
+    ``predict``). A name already registered is refused unless ``replace=True``; a builtin name
+    cannot be replaced. Returns the registered factory.
+    """
+    key = name.strip().lower() if isinstance(name, str) else ""
+    if not _NAME.match(key):
+        raise ValueError(f"an agent name is letters, digits and _ . : + - (no spaces or slashes), got {name!r}")
+    if key in BUILTIN_AGENTS or (key in _REGISTRY and not replace):
+        raise ValueError(f"agent {key!r} is already registered (pass replace=True to replace it; "
+                         f"{', '.join(BUILTIN_AGENTS)} cannot be)")
+    if isinstance(factory, (str, os.PathLike)):
+        build = _path_builder(factory)
+    elif hasattr(factory, "predict") and not isinstance(factory, type):
+        model = factory
+
+        def build(rules: Rules, seed: int | None) -> Agent:
+            return SB3Agent(rules, seed, model=model)
+    elif callable(factory):
+        build = factory
+    else:
+        raise ValueError(f"cannot register {type(factory).__name__} as agent {key!r}: expected an Agent subclass, "
+                         "a function (rules, seed) -> Agent, a checkpoint or SB3 .zip path, or an SB3 model")
+    _REGISTRY[key] = AgentFactory(key, build)
+    return _REGISTRY[key]
+
+
+def unregister_agent(name: str) -> None:
+    """Forget a name given to :func:`register_agent` (the builtin names stay)."""
+    key = name.strip().lower()
+    if key in BUILTIN_AGENTS:
+        raise ValueError(f"the builtin agent {key!r} cannot be unregistered")
+    if _REGISTRY.pop(key, None) is None:
+        raise ValueError(f"no agent {name!r} is registered")
+
+
+def registered_agents() -> list[str]:
+    """The registered names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def agent_factory(spec: str) -> AgentFactory:
+    """The factory ``f(rules, seed) -> Agent`` of a spec (a registered name, or a checkpoint or
+    SB3 ``.zip`` path; see the module docstring), labelled with the name or the path as given.
+
+    Raises ``ValueError`` for a spec that is neither a registered name nor an existing file.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a name or a checkpoint path, got {spec!r}")
-    rules = make_rules(rules) if isinstance(rules, str) else rules
     key = spec.strip().lower()
-    if key in BUILTIN_AGENTS:
-        return BUILTIN_AGENTS[key](rules, seed)
-    path = Path(spec).expanduser()
-    if not path.is_file():
-        known = ", ".join(sorted(BUILTIN_AGENTS))
-        raise ValueError(f"unknown agent {spec!r}: expected one of {known} or the path of a trained checkpoint")
-    try:
-        neural = importlib.import_module("agents.neural")
-    except ImportError as e:  # no agents/neural.py yet, or no torch installed
-        raise RuntimeError(
-            f"cannot load the checkpoint {spec!r}: the neural agents are not available ({e}); "
-            "install the training extra (pip install -e '.[train]')"
-        ) from e
-    load_agent = getattr(neural, "load_agent", None)
-    if load_agent is None:
-        raise RuntimeError(f"cannot load the checkpoint {spec!r}: agents.neural has no load_agent()")
-    return load_agent(str(path), rules=rules, seed=seed)
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    if not Path(spec).expanduser().is_file():
+        raise ValueError(f"unknown agent {spec!r}: expected one of {', '.join(registered_agents())}, "
+                         f"or the path of a trained checkpoint or an SB3 {SB3_SUFFIX}")
+    return AgentFactory(spec.strip(), _path_builder(spec.strip()))
 
 
-def agent_factory(spec: str) -> Callable[[Rules, int | None], Agent]:
-    """A factory ``f(rules, seed) -> Agent`` for a spec (what :func:`training.evaluate.duplicate_match` takes),
-    labelled with the spec so reports name the agent."""
+def make_agent(spec: str, rules: Rules | str, seed: int | None = None) -> Agent:
+    """The agent a spec names, for these rules and seed: ``agent_factory(spec)(rules, seed)``.
 
-    def factory(rules: Rules, seed: int | None = None) -> Agent:
-        return make_agent(spec, rules, seed)
-
-    factory.label = Path(spec).name if spec.lower() not in BUILTIN_AGENTS else spec.lower()  # type: ignore[attr-defined]
-    return factory
+    Raises ``ValueError`` for an unknown spec or a file that does not load, and
+    :class:`AgentUnavailableError` (a ``RuntimeError``) when torch or sb3-contrib is missing.
+    """
+    return agent_factory(spec)(rules, seed)
 
 
-__all__ = ["BUILTIN_AGENTS", "agent_factory", "make_agent"]
+__all__ = [
+    "BUILTIN_AGENTS",
+    "AgentFactory",
+    "AgentUnavailableError",
+    "SB3Agent",
+    "agent_factory",
+    "load_sb3_model",
+    "make_agent",
+    "register_agent",
+    "registered_agents",
+    "unregister_agent",
+]

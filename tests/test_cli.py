@@ -13,8 +13,8 @@ import pytest
 
 from agents import HeuristicAgent
 from five_hundred_env import load_record, replay, save_record
-from five_hundred_env.cli import main
 from five_hundred_env.env import raw_env
+from training.cli import main
 
 
 def test_evaluate_prints_a_table_and_writes_json(tmp_path, capsys):
@@ -105,7 +105,7 @@ def test_play_end_of_input_stops_cleanly_and_saves(tmp_path):
     """As a subprocess fed a few lines: PASS while it is legal, then the input ends."""
     record = tmp_path / "g.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "five_hundred_env.cli", "play", "--rules", "italian_3p", "--seat", "2",
+        [sys.executable, "-m", "training.cli", "play", "--rules", "italian_3p", "--seat", "2",
          "--opponents", "random", "--seed", "1", "--save", str(record)],
         input="PASS\nPASS\nPASS\n", capture_output=True, text=True, timeout=120,
     )
@@ -184,3 +184,248 @@ def test_replay_refuses_bad_files(tmp_path, capsys, content):
 
 def test_replay_missing_file(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nope.json")]) == 2
+
+
+# -- nothing is lost: bad paths are refused before the work, interruptions save and say one line --
+def refuse_input(prompt: str = "") -> str:
+    raise AssertionError("the game started although --save was refused")
+
+
+@pytest.mark.parametrize("where", ["missing", "folder"])
+def test_play_refuses_a_bad_save_path_before_the_game(tmp_path, capsys, monkeypatch, where):
+    monkeypatch.setattr(builtins, "input", refuse_input)
+    target = tmp_path / "no_such_folder" / "g.json" if where == "missing" else tmp_path
+    assert main(["play", "--deals", "1", "--save", str(target)]) == 2
+    captured = capsys.readouterr()
+    assert "--save" in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert "you are" not in captured.out  # refused before the game began
+    assert list(tmp_path.rglob("*")) == []  # no orphan temporary file
+
+
+@pytest.mark.parametrize("where", ["missing", "folder"])
+def test_evaluate_refuses_a_bad_json_path_before_the_match(tmp_path, capsys, monkeypatch, where):
+    from training import evaluate
+
+    def no_match(*args, **kwargs):
+        raise AssertionError("the match was played although --json was refused")
+
+    monkeypatch.setattr(evaluate, "duplicate_match", no_match)
+    target = tmp_path / "nope" / "r.json" if where == "missing" else tmp_path
+    assert main(["evaluate", "random", "random", "--deals", "1", "--json", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "--json" in err and len(err.strip().splitlines()) == 1
+
+
+class InterruptingHuman:
+    """Passes (or plays the first legal move) for a few turns, then presses Ctrl-C."""
+
+    def __init__(self, capsys, turns: int) -> None:
+        self.capsys, self.turns, self.seen = capsys, turns, ""
+
+    def __call__(self, prompt: str = "") -> str:
+        self.seen += self.capsys.readouterr().out
+        if self.turns == 0:
+            raise KeyboardInterrupt
+        self.turns -= 1
+        legal = re.findall(r"^legal moves: (.*)$", self.seen, flags=re.MULTILINE)[-1].split()
+        return "PASS" if "PASS" in legal else legal[0]
+
+
+def test_ctrl_c_mid_game_saves_the_game_so_far(tmp_path, capsys, monkeypatch):
+    human = InterruptingHuman(capsys, turns=3)
+    monkeypatch.setattr(builtins, "input", human)
+    record = tmp_path / "g.json"
+    assert main(["play", "--opponents", "random", "--seed", "5", "--save", str(record)]) == 130
+    captured = capsys.readouterr()
+    assert f"saved the game record to {record}" in human.seen + captured.out
+    assert captured.err.strip() == "five-hundred: interrupted"
+    game = replay(load_record(record))
+    you = [a for deal in game.deals for a in deal.history]
+    assert len(you) >= 3  # the human's three turns (and the agents' around them) are in the record
+    assert [p.name for p in tmp_path.iterdir()] == ["g.json"]
+
+
+def read_until(proc: subprocess.Popen, text: str, timeout: float = 60.0) -> str:
+    """Standard output of ``proc`` up to and including ``text`` (the prompt has no newline)."""
+    import os
+    import select
+    import time
+
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while text.encode() not in seen:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise AssertionError(f"no {text!r} within {timeout} s; got {seen[-500:]!r}")
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            raise AssertionError(f"output ended before {text!r}: {seen[-500:]!r}")
+        seen += chunk
+    return seen.decode()
+
+
+@pytest.mark.parametrize(("signame", "status"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_a_signal_mid_game_saves_the_game_and_says_one_line(tmp_path, signame, status):
+    import signal
+
+    record = tmp_path / "g.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.cli", "play", "--seed", "3", "--save", str(record)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        read_until(proc, "your action> ")
+        proc.stdin.write(b"PASS\n")
+        proc.stdin.flush()
+        read_until(proc, "your action> ")  # the human's PASS and the agents' turns after it are played
+        proc.send_signal(getattr(signal, signame))
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == status, err
+    message = "interrupted" if signame == "SIGINT" else f"stopped by {signame}"
+    assert err.decode().strip() == f"five-hundred: {message}"
+    actions = load_record(record)["deals"][0]["actions"]
+    assert "PASS" in actions
+
+
+@pytest.mark.parametrize("command", ["replay", "train"])
+def test_a_folder_instead_of_a_file_is_one_line(tmp_path, capsys, command):
+    assert main([command, str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("five-hundred: error:") and str(tmp_path) in err and len(err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_during_evaluate_or_start_up_is_one_line(capsys, monkeypatch):
+    from training import cli, evaluate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "duplicate_match", interrupted)
+    assert main(["evaluate", "random", "random", "--deals", "1"]) == 130
+    assert capsys.readouterr().err.strip() == "five-hundred: interrupted"
+    monkeypatch.setattr(cli, "build_parser", interrupted)  # before any command: the imports, the parser
+    assert main(["demo"]) == 130
+    assert capsys.readouterr().err.strip() == "five-hundred: interrupted"
+
+
+@pytest.mark.parametrize("phase", ["warm start", "final evaluation"])
+def test_ctrl_c_outside_the_training_loop_is_one_line(tmp_path, capsys, monkeypatch, phase):
+    pytest.importorskip("torch")
+    pytest.importorskip("pydantic")
+    from training import ppo
+
+    def interrupted_train(config, resume=False, overwrite=False):
+        if phase == "final evaluation":  # the agent was saved, then its evaluation was cut short
+            run = ppo.run_dir_of(config)
+            run.mkdir(parents=True)
+            (run / "final.pt").write_bytes(b"saved")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "train", interrupted_train)
+    assert main(["train", "configs/quickstart.yaml", f"logging.dir={tmp_path}"]) == 130
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("five-hundred: interrupted;")
+    if phase == "final evaluation":
+        assert "final evaluation was cut short" in lines[0] and "final.pt" in lines[0]
+    else:
+        assert "--resume" in lines[0]
+
+
+def make_bad_record(path, change) -> None:
+    heuristic_game_record(path, deals=1)
+    record = load_record(path)
+    change(record)
+    path.write_text(json.dumps(record))
+
+
+BAD_RECORDS = {
+    "actions not a list": lambda r: r["deals"][0].__setitem__("actions", "PASS"),
+    "rules not a mapping": lambda r: r.__setitem__("rules", ["australian"]),
+    "deals not a list": lambda r: r.__setitem__("deals", {"dealer": 0}),
+}
+AWAITING_RECORDS_FIX = {  # records.replay accepts these, or raises TypeError; its own fix is under way
+    "missing actions": lambda r: r["deals"][0].pop("actions"),
+    "actions a number": lambda r: r["deals"][0].__setitem__("actions", 5),
+    "missing rules": lambda r: r.pop("rules"),
+}
+
+
+@pytest.mark.parametrize("change", [
+    *[pytest.param(c, id=k) for k, c in BAD_RECORDS.items()],
+    *[pytest.param(c, id=k, marks=pytest.mark.xfail(strict=True, reason="records.replay validation (engine helper)"))
+      for k, c in AWAITING_RECORDS_FIX.items()],
+])
+def test_a_malformed_record_is_one_line(tmp_path, capsys, change):
+    path = tmp_path / "bad.json"
+    make_bad_record(path, change)
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("five-hundred: error:") and len(err.strip().splitlines()) == 1
+
+
+# -- housekeeping ------------------------------------------------------------------------------
+def test_version_comes_from_the_package_metadata(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"five-hundred {version('five-hundred-env')}"
+
+
+def test_help_texts_are_plain_text():
+    from training.cli import build_parser
+
+    parser = build_parser()
+    subcommands = parser._subparsers._group_actions[0].choices  # argparse keeps them only here
+    for text in [parser.format_help(), *(p.format_help() for p in subcommands.values())]:
+        assert "``" not in text and ":func:" not in text and ":class:" not in text
+    assert "docs/rules.md" not in parser.format_help()  # (the play prompt points there, not the help)
+
+
+class PassingHuman:
+    """Passes whenever it may, else plays the first legal move; records everything printed."""
+
+    def __init__(self, capsys) -> None:
+        self.capsys, self.seen = capsys, ""
+
+    def __call__(self, prompt: str = "") -> str:
+        self.seen += self.capsys.readouterr().out
+        legal = re.findall(r"^legal moves: (.*)$", self.seen, flags=re.MULTILINE)[-1].split()
+        return "PASS" if "PASS" in legal else legal[0]
+
+
+def test_play_never_announces_another_players_no_nomination(tmp_path, capsys, monkeypatch):
+    """§7: only the contractor holding the joker decides on a nomination, so announcing its
+    NO_NOMINATION would tell the table where the joker is (seed 26: player_3 has that turn)."""
+    human = PassingHuman(capsys)
+    monkeypatch.setattr(builtins, "input", human)
+    record = tmp_path / "g.json"
+    assert main(["play", "--rules", "australian", "--seed", "26", "--deals", "1", "--opponents", "random",
+                 "--save", str(record)]) == 0
+    out = human.seen + capsys.readouterr().out
+    actions = load_record(record)["deals"][0]["actions"]
+    assert "NO_NOMINATION" in actions  # the turn happened ...
+    assert "NO_NOMINATION" not in out  # ... and nobody was told
+    assert "Type actions as in docs/rules.md §1" in out
+    assert "you are player_0, partner player_2" in out  # §1: seats {0, 2} are partners
+
+
+def test_public_text_hides_discards_and_no_nomination_but_shows_a_nomination():
+    """§5 discards face down; §7 a nomination is public (every observation shows the suit)."""
+    from agents.play import Turn
+    from five_hundred_env.engine import Phase
+    from training.terminal import public_text
+
+    env = raw_env(rules="australian")
+    env.reset(seed=0)
+
+    def said(phase, text):
+        return public_text(env, Turn(0, env.str_to_action(text), phase, env.deal, {}))
+
+    assert said(Phase.DISCARD, "Ah") == "discards a card"
+    assert said(Phase.NOMINATE, "NO_NOMINATION") is None
+    assert said(Phase.NOMINATE, "NOMINATE_H") == "NOMINATE_H"
+    assert said(Phase.PLAY, "Ah") == "Ah" and said(Phase.BIDDING, "7H") == "7H"

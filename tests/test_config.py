@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("pydantic")
 pytest.importorskip("yaml")
 
-from five_hundred_env.cli import main
+from training.cli import main
 from training.config import Config, ConfigError, config_from_dict, load_config, parse_override, save_config
 
 

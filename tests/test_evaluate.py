@@ -71,7 +71,7 @@ def test_duplicate_swaps_the_hands_and_cancels_the_luck(agent):
 
 
 def test_duplicate_three_players_rotates_every_seat():
-    layouts = seat_layouts(3)
+    layouts = seat_layouts(make_rules("italian_3p"))
     assert len(layouts) == 6
     for lone in ("A", "B"):
         mine = [lay for lay in layouts if lay.count(lone) == 1]
@@ -94,12 +94,21 @@ def test_duplicate_match_uses_the_board_deals(monkeypatch):
 
 def test_board_deals_are_reproducible_and_varied():
     rules = make_rules("french_46")
-    a, b = board_deals(rules, 5, seed=1), board_deals(rules, 5, seed=1)
+    a, b = list(board_deals(rules, 5, seed=1)), list(board_deals(rules, 5, seed=1))
     assert a == b
-    assert a != board_deals(rules, 5, seed=2)
+    assert a != list(board_deals(rules, 5, seed=2))
     assert len({d.hands for d in a}) == 5
     for d in a:
         assert sum(len(h) for h in d.hands) + len(d.kitty) == 46
+
+
+def test_board_deals_are_made_one_at_a_time():
+    """A long match never builds all its boards first: the boards come lazily, and the first ones
+    of a long match are those of a short one with the same seed."""
+    rules = make_rules("australian")
+    boards = board_deals(rules, 10**12, seed=3)  # a list this long could not be built
+    first = [next(boards) for _ in range(4)]
+    assert first == list(board_deals(rules, 4, seed=3))
 
 
 def test_report_schema_and_json():

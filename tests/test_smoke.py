@@ -1,6 +1,6 @@
 """Smoke test of the CLI demo: a whole random game ends with winners (RULES.md §9)."""
 
-from five_hundred_env.cli import main
+from training.cli import main
 
 
 def test_demo_plays_a_whole_game(capsys):

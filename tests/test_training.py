@@ -14,7 +14,7 @@ pytest.importorskip("pydantic")
 import numpy as np  # noqa: E402
 
 from agents.neural import ActorCritic, central_size, load_agent  # noqa: E402
-from five_hundred_env.cli import main  # noqa: E402
+from training.cli import main  # noqa: E402
 from training.config import Config, config_from_dict  # noqa: E402
 from training.ppo import SelfPlayCollector, compute_gae, train  # noqa: E402
 

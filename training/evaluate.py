@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import Agent
+from agents.play import play_deal, play_game
 from five_hundred_env.actions import OPEN_MISERE
 from five_hundred_env.cards import card_to_str, mask_to_cards
-from five_hundred_env.engine import Deal
+from five_hundred_env.engine import Deal, Game
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
@@ -121,7 +122,6 @@ class EvaluationReport:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (schema in the README)."""
         mean, lo, hi, se = self.score_diff
-        n_players = self.rules.num_players
         plays = max(self.plays, 1)
         contracts: dict[str, Any] = {}
         for side in SIDES:
@@ -159,7 +159,7 @@ class EvaluationReport:
             lo_w, hi_w = wilson_ci95(self.game_wins_a, self.games)
             out["games"] = {
                 "games": self.games, "wins_a": self.game_wins_a, "win_rate_a": self.game_wins_a / self.games,
-                "ci95": [lo_w, hi_w], "baseline": 0.5 if n_players == 4 else 1 / 3,
+                "ci95": [lo_w, hi_w], "baseline": 1 / self.rules.num_sides,
                 "undecided": self.games_undecided, "mean_deals": self.game_deals / self.games,
             }
         return out
@@ -225,19 +225,18 @@ class BoardDeal:
         return {"dealer": self.dealer, "hands": [list(h) for h in self.hands], "kitty": list(self.kitty)}
 
 
-def board_deals(rules: Rules, deals: int, seed: int) -> list[BoardDeal]:
-    """``deals`` uniformly shuffled deals with random dealers, reproducible from ``seed``."""
+def board_deals(rules: Rules, deals: int, seed: int) -> Iterator[BoardDeal]:
+    """``deals`` uniformly shuffled deals with random dealers, reproducible from ``seed``, made one
+    at a time as they are asked for (a long match never holds them all)."""
     rng = random.Random(seed)
     two = rules.two_jokers
-    out = []
     for _ in range(deals):
         deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
-        out.append(BoardDeal(
+        yield BoardDeal(
             deal.dealer,
             tuple(tuple(card_to_str(c, two) for c in mask_to_cards(h)) for h in deal.hands),
             tuple(card_to_str(c, two) for c in mask_to_cards(deal.kitty)),
-        ))
-    return out
+        )
 
 
 @dataclass
@@ -248,6 +247,8 @@ class PlayResult:
     """``"A"`` or ``"B"`` for each seat."""
     score_change: list[int]
     """Per side (team with four players, player with three)."""
+    side_of_seat: tuple[int, ...]
+    """Each seat's side (``Rules.side_of``)."""
     contract: int = -1
     contractor: int = -1
     made: bool = False
@@ -255,22 +256,22 @@ class PlayResult:
     @property
     def diff(self) -> float:
         """A's score change minus B's (per player: A players' mean minus B players' mean)."""
-        n = len(self.seats)
-        side_of = (lambda s: s % 2) if n == 4 else (lambda s: s)
-        a = [self.score_change[side_of(s)] for s in range(n) if self.seats[s] == "A"]
-        b = [self.score_change[side_of(s)] for s in range(n) if self.seats[s] == "B"]
+        a = [self.score_change[side] for side, label in zip(self.side_of_seat, self.seats, strict=True) if label == "A"]
+        b = [self.score_change[side] for side, label in zip(self.side_of_seat, self.seats, strict=True) if label == "B"]
         return sum(a) / len(a) - sum(b) / len(b)
 
 
-def seat_layouts(num_players: int) -> list[tuple[str, ...]]:
-    """Who sits where in the plays of one board (see the module docstring)."""
-    if num_players == 4:
-        return [("A", "B", "A", "B"), ("B", "A", "B", "A")]
+def seat_layouts(rules: Rules) -> list[tuple[str, ...]]:
+    """Who sits where in the plays of one board (see the module docstring): with partners, A takes
+    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn."""
+    seats = range(rules.num_players)
+    if rules.has_partners:
+        return [tuple(SIDES[rules.side_of(s)] for s in seats), tuple(SIDES[1 - rules.side_of(s)] for s in seats)]
     layouts = []
-    for lone in ("A", "B"):
+    for lone in SIDES:
         other = "B" if lone == "A" else "A"
-        for seat in range(num_players):
-            layouts.append(tuple(lone if s == seat else other for s in range(num_players)))
+        for seat in seats:
+            layouts.append(tuple(lone if s == seat else other for s in seats))
     return layouts
 
 
@@ -297,22 +298,6 @@ class _Seats:
         return players
 
 
-def play_deal(env: raw_env, deal: BoardDeal, seats: Sequence[Agent], seed: int = 0) -> Deal:
-    """Play one explicit deal through the environment with ``seats[i]`` acting for seat ``i``.
-
-    Returns the finished engine deal (for the statistics; the agents only ever saw observations).
-    """
-    env.reset(seed=seed, options=deal.options())
-    for name in env.agent_iter():
-        obs, _reward, term, trunc, _info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        env.step(seats[int(name.rsplit("_", 1)[1])].act(obs))
-    assert env.game is not None
-    return env.game.deals[0]
-
-
 def play_board(
     env: raw_env, deal: BoardDeal, agent_a: AgentLike, agent_b: AgentLike, seed: int = 0,
     seats: _Seats | None = None,
@@ -324,10 +309,11 @@ def play_board(
     """
     rules = env.rules
     seats = seats or _Seats(rules, agent_a, agent_b, seed)
+    side_of_seat = tuple(rules.side_of(s) for s in range(rules.num_players))
     results = []
-    for layout in seat_layouts(rules.num_players):
-        finished = play_deal(env, deal, seats.players(layout, seed), seed)
-        result = PlayResult(layout, list(finished.score_change or [0] * rules.num_sides))
+    for layout in seat_layouts(rules):
+        finished = play_deal(env, seats.players(layout, seed), seed=seed, options=deal.options())
+        result = PlayResult(layout, list(finished.score_change or [0] * rules.num_sides), side_of_seat)
         if not finished.thrown_in:
             result.contract = finished.contract
             result.contractor = finished.contractor
@@ -409,34 +395,29 @@ def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
 
 def _play_games(report: EvaluationReport, rules: Rules, seats: _Seats, games: int, seed: int, progress: bool) -> None:
     """Whole games to 500; the layouts of :func:`seat_layouts` alternate over games of one seed."""
-    n = rules.num_players
-    layouts = seat_layouts(n)
-    if n != 4:
-        layouts = layouts[:n]  # A alone against two copies of B, in each seat
+    layouts = seat_layouts(rules)
+    if not rules.has_partners:
+        layouts = layouts[:rules.num_players]  # A alone against two copies of B, in each seat
     env = raw_env(rules=rules, episode="game", max_deals=MAX_GAME_DEALS)
     for g in _progress(range(games), games, progress, "games"):
         layout = layouts[g % len(layouts)]
         game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
-        players = seats.players(layout, game_seed)
-        env.reset(seed=game_seed)
-        for name in env.agent_iter():
-            obs, _reward, term, trunc, _info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            env.step(players[int(name.rsplit("_", 1)[1])].act(obs))
-        game = env.game
-        assert game is not None
-        report.games += 1
-        report.game_deals += len(game.deals)
-        if not game.is_over:
-            report.games_undecided += 1
-            report.game_wins_a += 0.5 if n == 4 else 1 / 3
-            continue
-        a_sides = {rules.side_of(s) for s in range(n) if layout[s] == "A"}
-        if a_sides & set(game.winners):
-            # a tie for the win with three players is shared
-            report.game_wins_a += 1.0 / len(game.winners) if n != 4 else 1.0
+        _tally_game(report, layout, play_game(env, seats.players(layout, game_seed), seed=game_seed))
+
+
+def _tally_game(report: EvaluationReport, layout: Sequence[str], game: Game) -> None:
+    """Count one game to 500: a win for A's side (a tie for the win between lone players shared), or
+    undecided (counted as an even share)."""
+    rules = report.rules
+    report.games += 1
+    report.game_deals += len(game.deals)
+    if not game.is_over:
+        report.games_undecided += 1
+        report.game_wins_a += 1 / rules.num_sides
+        return
+    a_sides = {rules.side_of(s) for s, label in enumerate(layout) if label == "A"}
+    if a_sides & set(game.winners):
+        report.game_wins_a += 1.0 if rules.has_partners else 1.0 / len(game.winners)
 
 
 __all__ = [
@@ -447,7 +428,6 @@ __all__ = [
     "duplicate_match",
     "mean_ci95",
     "play_board",
-    "play_deal",
     "seat_layouts",
     "wilson_ci95",
 ]

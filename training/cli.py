@@ -1,0 +1,321 @@
+"""The five-hundred command line: thin commands over the engine, the environment, the agents and training.
+
+Every error a user can cause (a bad option, file, config, checkpoint or record) is one line on
+standard error and exit status 2; Ctrl-C is one line and 130, SIGTERM and SIGHUP are handled like
+Ctrl-C (143, 129). ``play`` saves the game so far whenever it stops. The commands import what they
+need (torch only for training and checkpoints) when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = ("Five Hundred: play a game in the terminal, replay a record, evaluate agents in duplicate, "
+               "train an agent by PPO self-play, plot a run.")
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is, so that everything that cleans up after
+    Ctrl-C (``play`` saving the game, training checkpointing) does the same for them."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _signals_as_interrupts() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into :class:`Stopped` for the duration (main thread only; the
+    previous handlers come back afterwards)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+
+    def raise_stopped(signum: int, _frame: Any) -> None:
+        raise Stopped(signum)
+
+    previous = {s: signal.signal(s, raise_stopped) for s in wanted}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _interruption(e: KeyboardInterrupt) -> tuple[str, int]:
+    """The one-line message and exit status for Ctrl-C (130) or a signal (128 + its number)."""
+    if isinstance(e, Stopped):
+        return f"stopped by {signal.Signals(e.signum).name}", 128 + e.signum
+    return "interrupted", 130
+
+
+def _error_text(e: Exception) -> str:
+    """One line for an error: an OS error as 'FILE: what is wrong', anything else its message."""
+    if isinstance(e, OSError) and e.strerror and e.filename:
+        return f"{e.filename}: {e.strerror}"
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _output_path(text: str, option: str) -> Path:
+    """A file a command will write, checked before the command starts its work (so nothing is lost
+    to a bad path, and no temporary file is left behind)."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise ValueError(f"{option} {text}: that is a folder; give a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ValueError(f"{option} {text}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"{option} {text}: the folder {folder} is not writable")
+    return path
+
+
+# -- demo, train, plot -------------------------------------------------------------------------
+def _demo(args: argparse.Namespace) -> int:
+    """Play and print a whole game to 500 between random players."""
+    import random
+
+    from five_hundred_env.actions import action_to_str
+    from five_hundred_env.engine import Game
+    from five_hundred_env.rules import make_rules
+
+    rules = make_rules(args.rules)
+    rng = random.Random(args.seed)
+    game = Game(rules, seed=args.seed)
+    shown = 0
+    while not game.is_over:
+        deal = game.deal
+        game.apply_action(rng.choice(game.legal_actions()))
+        if deal.is_over:
+            shown += 1
+            words = " ".join(action_to_str(a, rules) for a in deal.history)
+            if deal.thrown_in:
+                print(f"deal {shown} (dealer {deal.dealer}): thrown in")
+            else:
+                print(f"deal {shown} (dealer {deal.dealer}): contract {action_to_str(deal.contract, rules)} "
+                      f"by seat {deal.contractor}, {'made' if deal.contract_made() else 'lost'}; "
+                      f"change {deal.score_change}; scores {game.scores}")
+            if args.verbose:
+                print("   ", words)
+    print(f"game over after {shown} deals: winners (sides) {game.winners}, scores {game.scores}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Train an agent by PPO self-play from a YAML config (training.ppo)."""
+    import time
+
+    from training.config import load_config  # torch is imported only by the commands that need it
+    from training.ppo import run_dir_of, train
+
+    # The overrides take the rest of the line (argparse cannot mix a list of positionals with
+    # flags), so --resume / --overwrite written after them are picked out here.
+    flags = {a for a in args.overrides if a in ("--resume", "--overwrite")}
+    unknown = [a for a in args.overrides if a.startswith("-") and a not in flags]
+    if unknown:
+        raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
+    overrides = [a for a in args.overrides if not a.startswith("-")]
+    config = load_config(args.config, overrides)
+    started = time.time()
+    try:
+        train(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
+    except KeyboardInterrupt as e:  # in the update loop, train() has also said where --resume picks up
+        message, status = _interruption(e)
+        final = run_dir_of(config) / "final.pt"
+        if final.is_file() and final.stat().st_mtime >= started:
+            where = f"the final evaluation was cut short; the trained agent is saved at {final}"
+        else:
+            where = "--resume continues the run from its latest checkpoint, if one was written"
+        print(f"\nfive-hundred: {message}; {where}", file=sys.stderr)
+        return status
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """Draw a run's learning curves from its progress.csv to a PNG."""
+    from training.plot import plot_run
+
+    print(f"wrote {plot_run(args.run, args.out)}")
+    return 0
+
+
+# -- evaluate ----------------------------------------------------------------------------------
+def _option_value(key: str, text: str) -> Any:
+    """A rule option's value from the command line, read by the option's kind: a word for the
+    named choices (misere=none), true/false for switches, a number or off for the rest."""
+    from five_hundred_env.rules import PRESETS
+
+    value = text.strip()
+    if isinstance(PRESETS["australian"].get(key), str):
+        return value
+    low = value.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no"):
+        return False
+    if low in ("none", "off", "null"):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _rules_from_args(args: argparse.Namespace) -> Any:
+    """The preset of --rules with every --option KEY=VALUE applied."""
+    from five_hundred_env.rules import make_rules
+
+    options = {}
+    for item in getattr(args, "option", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--option takes KEY=VALUE (e.g. slam_bonus=false), got {item!r}")
+        options[key.strip()] = _option_value(key.strip(), value)
+    return make_rules(args.rules, **options)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    """Duplicate match between two agents (training.evaluate); prints a table, optionally writes JSON."""
+    import json
+
+    from agents.registry import agent_factory
+    from training.evaluate import duplicate_match
+
+    rules = _rules_from_args(args)
+    if args.deals < 1:
+        raise ValueError(f"--deals must be at least 1, got {args.deals}")
+    if args.games < 0:
+        raise ValueError(f"--games must be 0 or more, got {args.games}")
+    json_path = _output_path(args.json, "--json") if args.json and args.json != "-" else None
+    factory_a, factory_b = agent_factory(args.agent_a), agent_factory(args.agent_b)
+    factory_a(rules, 0), factory_b(rules, 0)  # fail fast on a bad spec, before any deal is played
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    report = duplicate_match(rules, factory_a, factory_b, args.deals, seed=args.seed, games=args.games,
+                             progress=progress)
+    print(report.format_table())
+    text = json.dumps(report.to_dict(), indent=2) + "\n"
+    if args.json == "-":
+        sys.stdout.write(text)
+    elif json_path is not None:
+        json_path.write_text(text)
+        print(f"wrote {args.json}")
+    return 0
+
+
+# -- play and replay ---------------------------------------------------------------------------
+def _play(args: argparse.Namespace) -> int:
+    from training.terminal import play_in_terminal
+
+    rules = _rules_from_args(args)
+    save = _output_path(args.save, "--save") if args.save else None
+    return play_in_terminal(rules, args.seat, args.opponents, args.seed, args.deals, save)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from training.terminal import replay_in_terminal
+
+    return replay_in_terminal(args.file, args.step)
+
+
+# -- the parser --------------------------------------------------------------------------------
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("five-hundred-env")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _add_rules_arguments(parser: argparse.ArgumentParser, presets: Sequence[str]) -> None:
+    parser.add_argument("--rules", default="australian", choices=presets, help="the preset (default australian)")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
+                        help="override a rule option, e.g. --option slam_bonus=false (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The five-hundred argument parser, every subcommand with its function in ``func``."""
+    from five_hundred_env.rules import PRESETS
+
+    presets = sorted(PRESETS)
+    agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint or an SB3 .zip"
+    parser = argparse.ArgumentParser(prog="five-hundred", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="play and print a whole game between random players")
+    demo.add_argument("--rules", default="australian", choices=presets)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--verbose", "-v", action="store_true", help="print every action")
+    demo.set_defaults(func=_demo)
+    train = sub.add_parser("train", help="train an agent by PPO self-play from a YAML config")
+    train.add_argument("config", help="a YAML config, e.g. configs/quickstart.yaml")
+    train.add_argument("overrides", nargs=argparse.REMAINDER, metavar="KEY=VALUE",
+                       help="override a config key, e.g. train.total_steps=2e6")
+    train.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
+    train.add_argument("--overwrite", action="store_true", help="start the run again, deleting its checkpoints and logs")
+    train.set_defaults(func=_train)
+    plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
+    plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")
+    plot.add_argument("--out", help="the PNG to write (default: curves.png next to the CSV)")
+    plot.set_defaults(func=_plot)
+    evaluate = sub.add_parser("evaluate", help="duplicate match between two agents (mean score difference per deal)")
+    evaluate.add_argument("agent_a", metavar="AGENT_A", help=agent_help)
+    evaluate.add_argument("agent_b", metavar="AGENT_B", help=agent_help)
+    _add_rules_arguments(evaluate, presets)
+    evaluate.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) to play (default 1000)")
+    evaluate.add_argument("--games", type=int, default=0, help="also play this many games to 500 (default 0)")
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
+    evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                          help="show a progress bar (default: when standard error is a terminal)")
+    evaluate.set_defaults(func=_evaluate)
+    play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
+    _add_rules_arguments(play, presets)
+    play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    play.add_argument("--opponents", default="heuristic", help=f"the other seats' agent (default heuristic): {agent_help}")
+    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--deals", type=int, default=None, help="stop after this many deals (default: the whole game)")
+    play.add_argument("--save", metavar="PATH", help="save the game record (JSON) here, to replay it later")
+    play.set_defaults(func=_play)
+    replay = sub.add_parser("replay", help="step through a saved game or deal record")
+    replay.add_argument("file", metavar="FILE", help="a record saved by 'play --save' or five_hundred_env.save_record")
+    replay.add_argument("--step", action="store_true", help="wait for Enter after each action")
+    replay.set_defaults(func=_replay)
+    return parser
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    from agents.registry import AgentUnavailableError
+
+    args = build_parser().parse_args(argv)
+    command: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return command(args)
+    # ValueError covers training.config.ConfigError and agents.neural.CheckpointError too
+    except (ValueError, OSError, AgentUnavailableError) as e:
+        print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
+        return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the five-hundred command line on ``argv`` (default: the program's arguments); returns the exit status."""
+    try:
+        with _signals_as_interrupts():
+            return _run(argv)
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP, wherever it came: one line, no traceback
+        message, status = _interruption(e)
+        print(f"\nfive-hundred: {message}", file=sys.stderr)
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -68,7 +68,7 @@ class SingleAgentEnv(gymnasium.Env):
         if team is not None:
             if not isinstance(team, int) or isinstance(team, bool) or not 0 <= team < rules.num_sides:
                 raise ValueError(f"team must be a side 0..{rules.num_sides - 1}, got {team!r}")
-            seats = [s for s in range(n) if rules.side_of(s) == team]
+            seats = list(rules.seats_of(team))
         else:
             seat = 0 if seat is None else seat
             if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:

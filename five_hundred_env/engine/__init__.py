@@ -27,10 +27,11 @@ raises :class:`IllegalActionError` and leaves the state untouched.
 from five_hundred_env.engine.bidding import bid_rank
 from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
 from five_hundred_env.engine.deal import Deal, IllegalActionError, Phase, deal_to_cards, parse_deal
-from five_hundred_env.engine.game import Game, check_scores
+from five_hundred_env.engine.game import MAX_THROWN_IN_IN_ROW, Game, check_scores
 
 __all__ = [
     "EFFECTIVE_SUIT",
+    "MAX_THROWN_IN_IN_ROW",
     "NO_TRUMP_CTX",
     "SUITLESS",
     "SUIT_CARDS",

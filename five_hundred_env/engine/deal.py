@@ -186,9 +186,11 @@ class Deal:
     # -- queries -----------------------------------------------------------------------------
     @property
     def is_over(self) -> bool:
+        """Whether the deal is over (played out, or thrown in)."""
         return self.phase >= Phase.DEAL_OVER
 
     def side_of(self, seat: int) -> int:
+        """The side of a seat (:meth:`Rules.side_of`)."""
         return self.rules.side_of(seat)
 
     def legal_actions(self) -> list[int]:

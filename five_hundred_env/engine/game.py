@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from five_hundred_env.engine.deal import Deal, IllegalActionError, Phase
 from five_hundred_env.rules import Rules, make_rules
 
+MAX_THROWN_IN_IN_ROW = 20
+"""A game stops dealing (unfinished) after this many thrown-in deals in a row (§4: all passed)."""
+
 
 class Game:
     """A game to 500 (RULES.md §9): deals in turn, the dealer rotating, scores per side.
@@ -15,8 +18,9 @@ class Game:
     ``Game(rules, seed=s)`` draws the first dealer and every shuffle from one seeded generator;
     ``first_deal`` (a :class:`Deal`) and ``scores`` set up any position instead. ``deal`` is the
     deal in progress; ``legal_actions``/``apply_action`` act on it and move on to the next deal
-    when one ends, until the game is over (or ``max_deals`` deals have been played: then the
-    last deal stays the current one, over, with nobody to act).
+    when one ends, until the game is over (or :attr:`dealing_stopped`: ``max_deals`` deals have
+    been played, or :data:`MAX_THROWN_IN_IN_ROW` deals in a row were thrown in; then the last deal
+    stays the current one, over, with nobody to act).
     """
 
     def __init__(
@@ -74,17 +78,21 @@ class Game:
 
     @property
     def is_over(self) -> bool:
+        """Whether the game has been won (an unfinished game that stopped dealing is not over)."""
         return self._over
 
     @property
     def phase(self) -> Phase:
+        """The current deal's phase, or ``GAME_OVER``."""
         return Phase.GAME_OVER if self._over else self.deal.phase
 
     @property
     def to_act(self) -> int:
+        """The seat to act, or -1 when nobody is (the game over, or dealing stopped)."""
         return -1 if self._over else self.deal.to_act
 
     def legal_actions(self) -> list[int]:
+        """The legal universal action ids of the seat to act (see :meth:`Deal.legal_actions`)."""
         return [] if self._over else self.deal.legal_actions()
 
     def apply_action(self, action: int) -> None:
@@ -95,8 +103,20 @@ class Game:
         deal.apply_action(action)
         if deal.is_over:
             self._end_of_deal(deal)
-            if not self._over and (self.max_deals is None or len(self.deals) < self.max_deals):
+            if not self._over and not self.dealing_stopped:
                 self._start_deal((deal.dealer + 1) % self.rules.num_players)
+
+    @property
+    def dealing_stopped(self) -> bool:
+        """Whether the game deals no more though it is not over (it is then unfinished): after
+        ``max_deals`` deals, or after :data:`MAX_THROWN_IN_IN_ROW` thrown-in deals in a row (players
+        who always pass would otherwise deal forever, keeping every deal in memory)."""
+        deals = self.deals
+        if not deals[-1].is_over or self._over:
+            return False
+        if self.max_deals is not None and len(deals) >= self.max_deals:
+            return True
+        return len(deals) >= MAX_THROWN_IN_IN_ROW and all(d.thrown_in for d in deals[-MAX_THROWN_IN_IN_ROW:])
 
     def _start_deal(self, dealer: int) -> None:
         if self.upcoming_deals:

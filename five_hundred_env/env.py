@@ -84,7 +84,7 @@ def _is_finite_number(value: Any) -> bool:
             and math.isfinite(value))
 
 
-def _seed_value(seed: Any) -> int:
+def check_seed(seed: Any) -> int:
     """A reset seed as a plain ``int``: any integer type (numpy's included) that is not negative."""
     if not isinstance(seed, (bool, np.bool_)):
         try:
@@ -210,7 +210,7 @@ class raw_env(AECEnv):
         continues the same random sequence. ``options``: ``dealer``, ``hands`` + ``kitty`` (card
         names) set up the first deal; ``scores`` (one per seat, partners equal) the starting scores."""
         if seed is not None:
-            seed = _seed_value(seed)
+            seed = check_seed(seed)
             self._rng = random.Random(seed)
             for i, a in enumerate(self.possible_agents):
                 self.action_spaces[a].seed(seed + i)

@@ -39,7 +39,7 @@ import gymnasium
 import numpy as np
 
 from five_hundred_env.engine import IllegalActionError
-from five_hundred_env.env import raw_env
+from five_hundred_env.env import check_seed, raw_env
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """An opponent: the AEC observation dict of its seat in, a legal action id out."""
@@ -105,6 +105,7 @@ class SingleAgentEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Start an AEC episode (``options`` as for ``raw_env.reset``) and play the opponents up
         to the learner's first turn."""
+        seed = None if seed is None else check_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             for i, policy in enumerate(self._policies.values()):

@@ -230,3 +230,14 @@ def test_replayed_records_keep_plain_int_histories():
     assert all(type(a) is int for d in game.deals for a in d.history)
     assert record_of(game)["deals"][:2] == record["deals"]  # (the replay has dealt a third deal)
     assert parse_action(record["deals"][0]["actions"][0], make_rules("australian")) == game.deals[0].history[0]
+
+
+def test_the_single_agent_wrapper_takes_a_numpy_integer_seed():
+    """§3: the same seed as a numpy integer gives the same first observation in the Gymnasium wrapper."""
+    from five_hundred_env import SingleAgentEnv
+
+    first, _ = SingleAgentEnv(rules="australian").reset(seed=np.int64(9))
+    again, _ = SingleAgentEnv(rules="australian").reset(seed=9)
+    assert np.array_equal(first, again)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        SingleAgentEnv(rules="australian").reset(seed=1.5)

@@ -37,6 +37,10 @@ slice              shape         meaning
                                  observer's side first, then the others clockwise
 =================  ============  =================================================================
 
+The order and shapes above are :func:`slice_shapes`, the one source of the offsets: the encoder
+writes every slice at ``layout[name]``'s offset, and :func:`layout_table` prints the offsets of
+each preset (docs/environment.md carries that table).
+
 The whole vector is built as one Python integer of bits and unpacked once, so encoding costs a
 few microseconds. :meth:`ObservationEncoder.decode` turns a vector back into named parts.
 """

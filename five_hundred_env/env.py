@@ -182,10 +182,10 @@ class raw_env(AECEnv):
 
     def _seat_of(self, agent: str) -> int:
         """The seat of an agent name; an unknown one is an error naming the known agents."""
-        seat = self._seat.get(agent) if isinstance(agent, str) else None
-        if seat is None:
-            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
-        return seat
+        try:
+            return self._seat[agent]
+        except (KeyError, TypeError):  # TypeError: not even hashable
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}") from None
 
     # -- notation ----------------------------------------------------------------------------
     def action_to_str(self, action: int) -> str:

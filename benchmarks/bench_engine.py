@@ -2,7 +2,9 @@
 
 Each deal is shuffled with :meth:`Deal.new`, then every decision picks a uniformly random legal
 action (``legal[int(rnd() * len(legal))]`` with a seeded :class:`random.Random`) until the deal
-is over. Prints deals per second, decisions per second and the peak memory of the process.
+is over. Prints deals per second, decisions per second, the microseconds one
+:meth:`Deal.clone` takes (of deals caught mid-play, as search and rollouts clone them) and the
+peak memory of the process.
 
     python benchmarks/bench_engine.py                      # every preset, 3 s each
     python benchmarks/bench_engine.py --preset australian --seconds 10
@@ -46,6 +48,28 @@ def run(preset: str, seconds: float, seed: int = 0) -> tuple[int, int, float, fl
             return deals, decisions, now - start, time.process_time() - cpu_start
 
 
+def clone_microseconds(preset: str, seed: int = 0, deals: int = 200, repeat: int = 5) -> float:
+    """The best-of-``repeat`` mean time of one :meth:`Deal.clone`, in µs, over ``deals`` random
+    deals each stopped at a random point of its play (history, tricks and trick half full)."""
+    rules = make_rules(preset)
+    rng = random.Random(seed)
+    positions = []
+    for i in range(deals):
+        deal = Deal.new(rules, rng, i % rules.num_players)
+        stop = rng.randrange(10, 45)
+        while deal.phase < 4 and len(deal.history) < stop:  # Phase.DEAL_OVER
+            legal = deal.legal_actions()
+            deal.apply_action(legal[int(rng.random() * len(legal))])
+        positions.append(deal)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for deal in positions:
+            deal.clone()
+        best = min(best, (time.perf_counter() - start) / len(positions))
+    return best * 1e6
+
+
 def peak_memory_mib() -> float:
     """The process's peak resident memory in MiB (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -59,11 +83,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="a preset to run (repeatable; default: all)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    print(f"{'preset':<12} {'deals/s':>10} {'decisions/s':>12} {'decisions/CPU-s':>16} {'decisions/deal':>15}")
+    print(f"{'preset':<12} {'deals/s':>10} {'decisions/s':>12} {'decisions/CPU-s':>16} {'decisions/deal':>15} "
+          f"{'µs/clone':>9}")
     for preset in args.preset or list(PRESETS):
         deals, decisions, wall, cpu = run(preset, args.seconds, args.seed)
         print(f"{preset:<12} {deals / wall:>10,.0f} {decisions / wall:>12,.0f} {decisions / cpu:>16,.0f} "
-              f"{decisions / deals:>15.1f}")
+              f"{decisions / deals:>15.1f} {clone_microseconds(preset, args.seed):>9.2f}")
     print(f"peak memory (ru_maxrss): {peak_memory_mib():.1f} MiB")
     return 0
 

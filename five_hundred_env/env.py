@@ -30,7 +30,9 @@ step ``None``). Acting resets the actor's cumulative reward to 0. ``reward``:
 * ``"win"`` (``"game"`` episodes only): 0 per deal, +1 to the winners and −1 to the others at
   the end of the game.
 
-A thrown-in deal gives 0. ``env.unwrapped.scores`` maps each agent to its side's cumulative
+A thrown-in deal gives 0. A ``"game"`` episode is truncated after ``max_deals`` deals, or
+after :data:`~five_hundred_env.engine.MAX_THROWN_IN_IN_ROW` (20) thrown-in deals in a row, so
+that players who always pass still end. ``env.unwrapped.scores`` maps each agent to its side's cumulative
 score in the episode, and ``env.unwrapped.winners`` lists the winning agents of a finished
 ``"game"`` episode.
 
@@ -45,6 +47,7 @@ Version history: v0 — first release.
 
 from __future__ import annotations
 
+import math
 import operator
 import random
 import warnings
@@ -75,6 +78,24 @@ def env(**kwargs: Any) -> raw_env:
     return raw_env(**kwargs)
 
 
+def _is_finite_number(value: Any) -> bool:
+    """A real number (numpy's included), not a bool, neither NaN nor infinite."""
+    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+            and math.isfinite(value))
+
+
+def check_seed(seed: Any) -> int:
+    """A reset seed as a plain ``int``: any integer type (numpy's included) that is not negative."""
+    if not isinstance(seed, (bool, np.bool_)):
+        try:
+            value = operator.index(seed)
+        except TypeError:
+            value = -1
+        if value >= 0:
+            return value
+    raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+
+
 class raw_env(AECEnv):
     """Five Hundred as a PettingZoo AEC environment. See the module docstring for the spec.
 
@@ -82,7 +103,8 @@ class raw_env(AECEnv):
     any rule option of RULES.md §2 as an override, ``episode`` (``"deal"`` or ``"game"``),
     ``render_mode`` (``None``, ``"ansi"``, ``"human"``), ``reward``, ``reward_scale``,
     ``illegal_action`` (``"raise"`` or ``"terminate"``), ``illegal_reward`` and ``max_deals``
-    (truncate a ``"game"`` episode after that many deals; default: no limit).
+    (truncate a ``"game"`` episode after that many deals; default: no limit but 20 thrown-in
+    deals in a row).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -113,8 +135,10 @@ class raw_env(AECEnv):
             raise ValueError("reward='win' needs episode='game' (a deal has no winner)")
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human'; got {render_mode!r}")
-        if not isinstance(reward_scale, (int, float)) or reward_scale <= 0:
-            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        if not _is_finite_number(reward_scale) or reward_scale <= 0:
+            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        if not _is_finite_number(illegal_reward):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         if max_deals is not None and (not isinstance(max_deals, int) or max_deals < 1):
             raise ValueError(f"max_deals must be a positive integer or None, got {max_deals!r}")
         self.episode = episode
@@ -149,10 +173,19 @@ class raw_env(AECEnv):
 
     # -- spaces ------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        """``agent``'s observation space (the same for every agent)."""
+        return self.observation_spaces[self.possible_agents[self._seat_of(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        """``agent``'s action space, ``Discrete(A)``."""
+        return self.action_spaces[self.possible_agents[self._seat_of(agent)]]
+
+    def _seat_of(self, agent: str) -> int:
+        """The seat of an agent name; an unknown one is an error naming the known agents."""
+        try:
+            return self._seat[agent]
+        except (KeyError, TypeError):  # TypeError: not even hashable
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}") from None
 
     # -- notation ----------------------------------------------------------------------------
     def action_to_str(self, action: int) -> str:
@@ -177,6 +210,7 @@ class raw_env(AECEnv):
         continues the same random sequence. ``options``: ``dealer``, ``hands`` + ``kitty`` (card
         names) set up the first deal; ``scores`` (one per seat, partners equal) the starting scores."""
         if seed is not None:
+            seed = check_seed(seed)
             self._rng = random.Random(seed)
             for i, a in enumerate(self.possible_agents):
                 self.action_spaces[a].seed(seed + i)
@@ -191,7 +225,6 @@ class raw_env(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self.winners = []
         self._rewards_dirty = False
-        self._deals_done = 0
         self.agent_selection = self.possible_agents[self.game.to_act]
         if self.render_mode == "human":
             self.render()
@@ -244,7 +277,7 @@ class raw_env(AECEnv):
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before observe()")
-        seat = self._seat[agent]
+        seat = self._seat_of(agent)
         deal = game.deal
         mask = 0
         # An agent that is done (its entries removed, or terminated/truncated) gets an all-zero mask.
@@ -261,6 +294,12 @@ class raw_env(AECEnv):
         if self.game is None:
             raise RuntimeError("call reset() before state()")
         return self.encoder.encode_state(self.deal, self.game.scores)
+
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """The selected agent's (observation, cumulative reward, terminated, truncated, info)."""
+        if self.game is None:
+            raise RuntimeError("call reset() before last()")
+        return super().last(observe)
 
     def legal_actions(self) -> list[int]:
         """The legal action ids of the agent to act (none once it is done: it must step ``None``)."""
@@ -331,7 +370,6 @@ class raw_env(AECEnv):
         raise IllegalActionError(f"{what} for {agent}; legal actions: {names}")
 
     def _deal_rewards(self, deal: Deal, game: Game) -> None:
-        self._deals_done += 1
         rules = self.rules
         change = deal.score_change or [0] * rules.num_sides
         for seat, agent in enumerate(self.possible_agents):
@@ -350,7 +388,7 @@ class raw_env(AECEnv):
             if self.reward_mode == "win":
                 for i, a in enumerate(self.possible_agents):
                     self.rewards[a] = 1.0 if i in winning else -1.0
-        truncated = not over and self.max_deals is not None and self._deals_done >= self.max_deals
+        truncated = not over and game.dealing_stopped  # max_deals, or too many thrown-in deals in a row
         if over or truncated:
             self._end_episode(truncated)
         self._rewards_dirty = True

@@ -37,12 +37,18 @@ slice              shape         meaning
                                  observer's side first, then the others clockwise
 =================  ============  =================================================================
 
+The order and shapes above are :func:`slice_shapes`, the one source of the offsets: the encoder
+writes every slice at ``layout[name]``'s offset, and :func:`layout_table` prints the offsets of
+each preset (docs/environment.md carries that table).
+
 The whole vector is built as one Python integer of bits and unpacked once, so encoding costs a
 few microseconds. :meth:`ObservationEncoder.decode` turns a vector back into named parts.
 """
 
 from __future__ import annotations
 
+import math
+from collections import namedtuple
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,10 +56,69 @@ import numpy as np
 from five_hundred_env.actions import PASS
 from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.engine import Deal, Phase
-from five_hundred_env.rules import Rules
+from five_hundred_env.rules import PRESETS, Rules, make_rules
 
 NUM_BIDS = 27  # trick bids 1-25, MISERE 26, OPEN_MISERE 27
 _THERMOMETER = [(1 << t) - 1 for t in range(11)]  # t tricks won -> t low bits set
+NO_TRUMPS_ROW = 4
+"""The row of the ``trump`` slice for no trumps (and misère), after the four suits."""
+
+
+def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
+    """Every slice of the observation vector, in order, with its shape: the one source of the
+    layout (the offsets are the running sums of the sizes)."""
+    n = rules.num_players
+    return {
+        "hand": (NUM_CARDS,),
+        "phase": (5,),
+        "to_act": (n,),
+        "dealer": (n,),
+        "bids": (NUM_BIDS, n),
+        "passes": (NUM_BIDS + 1, n),
+        "contract": (NUM_BIDS,),
+        "contractor": (n,),
+        "trump": (5,),
+        "sitting_out": (n,),
+        "kitty": (NUM_CARDS,),
+        "discards": (NUM_CARDS,),
+        "joker_suit": (4,),
+        "exposed": (NUM_CARDS,),
+        "played": (n, NUM_CARDS),
+        "trick": (n, NUM_CARDS),
+        "leader": (n,),
+        "led_suit": (4,),
+        "suits_led": (4,),
+        "shown_void": (n, 4),
+        "tricks_won": (n, 10),
+        "scores": (rules.num_sides,),
+    }
+
+
+def observation_layout(rules: Rules) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """Each slice's name → (offset, shape), in vector order."""
+    layout = {}
+    offset = 0
+    for name, shape in slice_shapes(rules).items():
+        layout[name] = (offset, shape)
+        offset += math.prod(shape)
+    return layout
+
+
+_Offsets = namedtuple("_Offsets", list(slice_shapes(Rules())))  # type: ignore[misc]
+"""The offset of every slice, by name (attribute access is cheap in the encoder's hot path)."""
+
+
+def layout_table(presets: Sequence[str] = tuple(PRESETS)) -> str:
+    """A Markdown table of every slice's offset and size per preset (docs/environment.md)."""
+    layouts = [observation_layout(make_rules(p)) for p in presets]
+    lines = ["| slice | " + " | ".join(f"`{p}` offset (size)" for p in presets) + " |",
+             "|---|" + "---|" * len(presets)]
+    for name in layouts[0]:
+        cells = [f"{layout[name][0]} ({math.prod(layout[name][1])})" for layout in layouts]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    sizes = [str(sum(math.prod(shape) for _, shape in layout.values())) for layout in layouts]
+    lines.append("| total | " + " | ".join(sizes) + " |")
+    return "\n".join(lines)
 
 
 class ObservationEncoder:
@@ -63,51 +128,31 @@ class ObservationEncoder:
         n = rules.num_players
         self.rules = rules
         self.n = n
-        shapes: list[tuple[str, tuple[int, ...]]] = [
-            ("hand", (NUM_CARDS,)),
-            ("phase", (5,)),
-            ("to_act", (n,)),
-            ("dealer", (n,)),
-            ("bids", (NUM_BIDS, n)),
-            ("passes", (NUM_BIDS + 1, n)),
-            ("contract", (NUM_BIDS,)),
-            ("contractor", (n,)),
-            ("trump", (5,)),
-            ("sitting_out", (n,)),
-            ("kitty", (NUM_CARDS,)),
-            ("discards", (NUM_CARDS,)),
-            ("joker_suit", (4,)),
-            ("exposed", (NUM_CARDS,)),
-            ("played", (n, NUM_CARDS)),
-            ("trick", (n, NUM_CARDS)),
-            ("leader", (n,)),
-            ("led_suit", (4,)),
-            ("suits_led", (4,)),
-            ("shown_void", (n, 4)),
-            ("tricks_won", (n, 10)),
-            ("scores", (rules.num_sides,)),
-        ]
-        self.layout: dict[str, tuple[int, tuple[int, ...]]] = {}
+        self.layout: dict[str, tuple[int, tuple[int, ...]]] = observation_layout(rules)
         """Each slice's name → (offset, shape)."""
-        offset = 0
-        for name, shape in shapes:
-            self.layout[name] = (offset, shape)
-            offset += int(np.prod(shape))
-        self.size = offset
-        self.num_bits = self.layout["scores"][0]
-        self._offsets = tuple(self.layout[name][0] for name in (
-            "hand", "phase", "to_act", "dealer", "contract", "contractor", "trump", "sitting_out", "kitty",
-            "discards", "joker_suit", "exposed", "trick", "leader", "led_suit", "suits_led"))
+        self.size = sum(math.prod(shape) for _, shape in self.layout.values())
+        self._at = _Offsets(**{name: offset for name, (offset, _) in self.layout.items()})
+        self.num_bits = self._at.scores
+        """Every slice before ``scores`` is 0/1 (and built as bits)."""
         self._relative = [[(seat - observer) % n for seat in range(n)] for observer in range(n)]
-        # Per observer, per absolute seat: where its played cards, void suits and tricks won go.
-        o_played, o_void, o_won = (self.layout[name][0] for name in ("played", "shown_void", "tricks_won"))
-        self._seat_shifts = [[(o_played + NUM_CARDS * r, o_void + 4 * r, o_won + 10 * r) for r in rel]
+        # Per observer, per absolute seat: where its row of played cards, void suits and tricks won goes.
+        rows = [(self.layout[name][0], self.layout[name][1][1]) for name in ("played", "shown_void", "tricks_won")]
+        self._seat_shifts = [[tuple(offset + width * r for offset, width in rows) for r in rel]
                              for rel in self._relative]
+        self._trick_row = self.layout["trick"][1][1]
         self._auction_cache: dict[tuple[int, int], tuple[int, Deal, int]] = {}
         self.low = np.zeros(self.size, dtype=np.int8)
         self.high = np.ones(self.size, dtype=np.int8)
         self.low[self.num_bits:] = -127
         self.high[self.num_bits:] = 127
+        state_shapes = {"hands": (n, NUM_CARDS), "kitty": (NUM_CARDS,), "discards": (NUM_CARDS,),
+                        "observation": (self.size,)}
+        self.state_layout: dict[str, tuple[int, tuple[int, ...]]] = {}
+        """The global state's parts (:meth:`encode_state`): name → (offset, shape)."""
+        offset = 0
+        for name, shape in state_shapes.items():
+            self.state_layout[name] = (offset, shape)
+            offset += math.prod(shape)
 
     def encode(
         self, deal: Deal, observer: int, scores: Sequence[int] | None = None, extra_bits: int = 0, extra_size: int = 0
@@ -133,35 +178,35 @@ class ObservationEncoder:
         """Every 0/1 slice of ``observer``'s vector as one integer (bit ``i`` is element ``i``; the
         ``scores`` slice is left 0). :meth:`encode` unpacks it; the environment ORs the action mask
         in above bit :attr:`size` so that one unpack gives both."""
-        (o_hand, o_phase, o_to_act, o_dealer, o_contract, o_contractor, o_trump, o_sitting_out, o_kitty,
-         o_discards, o_joker_suit, o_exposed, o_trick, o_leader, o_led_suit, o_suits_led) = self._offsets
+        at = self._at
         rel = self._relative[observer]
         phase = deal.phase if deal.phase <= Phase.DEAL_OVER else Phase.DEAL_OVER
         if phase == Phase.NOMINATE and observer != deal.contractor:
             phase = Phase.PLAY  # that the contractor may nominate would show it holds the joker (§7)
-        bits = deal.hands[observer] << o_hand | 1 << (o_phase + phase) | 1 << (o_dealer + rel[deal.dealer])
-        bits |= self._auction_bits(deal, observer) | deal.suits_led << o_suits_led
+        bits = deal.hands[observer] << at.hand | 1 << (at.phase + phase) | 1 << (at.dealer + rel[deal.dealer])
+        bits |= self._auction_bits(deal, observer) | deal.suits_led << at.suits_led
         if deal.to_act >= 0:
-            bits |= 1 << (o_to_act + rel[deal.to_act])
+            bits |= 1 << (at.to_act + rel[deal.to_act])
         contractor = deal.contractor
         if contractor >= 0:
-            bits |= 1 << (o_contract + deal.contract - 1) | 1 << (o_contractor + rel[contractor])
-            bits |= 1 << (o_trump + (deal.trump if deal.trump >= 0 else 4))
+            bits |= 1 << (at.contract + deal.contract - 1) | 1 << (at.contractor + rel[contractor])
+            bits |= 1 << (at.trump + (deal.trump if deal.trump >= 0 else NO_TRUMPS_ROW))
             if deal.sitting_out >= 0:
-                bits |= 1 << (o_sitting_out + rel[deal.sitting_out])
+                bits |= 1 << (at.sitting_out + rel[deal.sitting_out])
             if observer == contractor:  # nobody but the contractor sees the kitty or discards (§5)
-                bits |= deal.kitty << o_kitty | deal.discards << o_discards
+                bits |= deal.kitty << at.kitty | deal.discards << at.discards
             if deal.nominated >= 0:
-                bits |= 1 << (o_joker_suit + deal.nominated)
+                bits |= 1 << (at.joker_suit + deal.nominated)
             if deal.exposed:
-                bits |= deal.hands[contractor] << o_exposed
+                bits |= deal.hands[contractor] << at.exposed
             for played, void, won, (to_played, to_void, to_won) in zip(
                     deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
                 bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
             if deal.trick:
+                trick, row = at.trick, self._trick_row
                 for seat, card in deal.trick:
-                    bits |= 1 << (o_trick + NUM_CARDS * rel[seat] + card)
-                bits |= 1 << (o_leader + rel[deal.leader]) | 1 << (o_led_suit + deal.led_suit)
+                    bits |= 1 << (trick + row * rel[seat] + card)
+                bits |= 1 << (at.leader + rel[deal.leader]) | 1 << (at.led_suit + deal.led_suit)
         return bits
 
     def _auction_bits(self, deal: Deal, observer: int) -> int:
@@ -172,7 +217,7 @@ class ObservationEncoder:
             return cached[2]
         n = self.n
         rel = self._relative[observer]
-        bids_off, passes_off = self.layout["bids"][0], self.layout["passes"][0]
+        bids_off, passes_off = self._at.bids, self._at.passes
         bits = 0
         high = 0
         for seat, action in deal.bids:
@@ -211,13 +256,18 @@ class ObservationEncoder:
 
     @property
     def state_size(self) -> int:
-        return (self.n + 2) * NUM_CARDS + self.size
+        """The length of :meth:`encode_state`'s vector."""
+        offset, shape = self.state_layout["observation"]
+        return offset + shape[0]
 
     def encode_state(self, deal: Deal, scores: Sequence[int] | None = None) -> np.ndarray:
-        """The global state for centralised critics: every hand (absolute seats 0…n-1, 46 each),
-        the kitty as dealt, the discards, then seat 0's observation vector."""
+        """The global state for centralised critics (:attr:`state_layout`): every hand (absolute
+        seats 0…n-1, one row each), the kitty as dealt, the discards, then seat 0's observation."""
+        layout = self.state_layout
+        hands_at, (_, row) = layout["hands"]
         bits = 0
         for seat, hand in enumerate(deal.hands):
-            bits |= hand << (NUM_CARDS * seat)
-        bits |= deal.kitty << (NUM_CARDS * self.n) | deal.discards << (NUM_CARDS * (self.n + 1))
-        return np.concatenate([self.unpack(bits, NUM_CARDS * (self.n + 2)), self.encode(deal, 0, scores)])
+            bits |= hand << (hands_at + row * seat)
+        bits |= deal.kitty << layout["kitty"][0] | deal.discards << layout["discards"][0]
+        cards = layout["observation"][0]
+        return np.concatenate([self.unpack(bits, cards), self.encode(deal, 0, scores)])

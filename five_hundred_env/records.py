@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -44,59 +44,95 @@ def record_of(state: Deal | Game) -> dict[str, Any]:
 
 
 def replay(record: dict[str, Any], rules: Rules | None = None) -> Deal | Game:
-    """Rebuild the state a record describes; refuse a record made for other rules than ``rules``."""
+    """Rebuild the state a record describes; refuse a record made for other rules than ``rules``.
+
+    A malformed record (no ``rules``, a deal without its ``actions`` list, a dealer out of turn,
+    an illegal action …) is a one-line ``ValueError`` naming what is wrong and where.
+    """
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         raise ValueError(f"not a Five Hundred record (expected format {RECORD_FORMAT!r})")
-    recorded = Rules.from_dict(record.get("rules", {}))
+    recorded_rules = record.get("rules")
+    if not isinstance(recorded_rules, dict) or "preset" not in recorded_rules:
+        raise ValueError("the record has no 'rules' (a mapping of every option, its 'preset' included)")
+    recorded = Rules.from_dict(recorded_rules)
     if rules is not None and recorded != rules:
         raise ValueError(f"the record was made for other rules: {recorded.describe()}, not {rules.describe()}")
     kind = record.get("kind")
     entries = record.get("deals")
     if kind not in ("deal", "game") or not isinstance(entries, list) or not entries:
         raise ValueError("a record needs kind 'deal' or 'game' and a non-empty list of deals")
-    deals = []
-    for i, entry in enumerate(entries):
-        try:
-            deals.append(Deal.from_cards(recorded, entry["hands"], entry["kitty"], entry["dealer"]))
-        except (KeyError, TypeError) as e:
-            raise ValueError(f"deal {i} of the record is malformed: missing {e}") from None
+    if kind == "deal" and len(entries) != 1:
+        raise ValueError("a deal record holds exactly one deal")
+    deals = [_deal_of(entry, i, recorded) for i, entry in enumerate(entries)]
+    actions = [_actions_of(entry, i) for i, entry in enumerate(entries)]
+    for i in range(1, len(deals)):
+        expected = (deals[i - 1].dealer + 1) % recorded.num_players
+        if deals[i].dealer != expected:
+            raise ValueError(f"deal {i} of the record is dealt by seat {deals[i].dealer}, but the dealer "
+                             f"after deal {i - 1} (seat {deals[i - 1].dealer}) is seat {expected}")
     if kind == "deal":
-        if len(deals) != 1:
-            raise ValueError("a deal record holds exactly one deal")
-        _play(deals[0], entries[0]["actions"], recorded, 0)
+        _play(deals[0], actions[0], recorded, 0)
         return deals[0]
     game = Game(recorded, first_deal=deals[0], scores=record.get("starting_scores"))
     game.upcoming_deals = deals[1:]
-    for i, entry in enumerate(entries):
+    for i, texts in enumerate(actions):
         if game.is_over:
             raise ValueError(f"the record goes on after the game ended (deal {i})")
         if game.deal is not deals[i]:
             raise ValueError(f"deal {i - 1} of the record is not finished")
-        for text in entry.get("actions", []):
-            try:
-                game.apply_action(parse_action(text, recorded))
-            except ValueError as e:
-                raise ValueError(f"deal {i} of the record: {e}") from None
+        _play(game, texts, recorded, i)
     return game
 
 
-def _play(deal: Deal, actions: list[str], rules: Rules, index: int) -> None:
+def _deal_of(entry: Any, index: int, rules: Rules) -> Deal:
+    """The deal of one record entry, as dealt."""
+    try:
+        return Deal.from_cards(rules, entry["hands"], entry["kitty"], entry["dealer"])
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"deal {index} of the record is malformed: missing {e}") from None
+
+
+def _actions_of(entry: dict[str, Any], index: int) -> list[str]:
+    """The ``actions`` of one record entry: a list of action names."""
+    if "actions" not in entry:
+        raise ValueError(f"deal {index} of the record has no 'actions' list")
+    texts = entry["actions"]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise ValueError(f"deal {index} of the record: 'actions' must be a list of action names, got {texts!r}")
+    return texts
+
+
+def _play(state: Deal | Game, actions: list[str], rules: Rules, index: int) -> None:
     for text in actions:
         try:
-            deal.apply_action(parse_action(text, rules))
+            state.apply_action(parse_action(text, rules))
         except ValueError as e:
             raise ValueError(f"deal {index} of the record: {e}") from None
 
 
 def save_record(state_or_record: Deal | Game | dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write a record as JSON, atomically (a temporary file renamed into place)."""
+    """Write a record as JSON, atomically and durably: a temporary file beside ``path`` (created
+    with the user's umask, like any new file), flushed to disk, then renamed into place."""
     record = state_or_record if isinstance(state_or_record, dict) else record_of(state_or_record)
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(record, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    text = json.dumps(record, indent=1) + "\n"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # POSIX: make the rename itself durable too
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:

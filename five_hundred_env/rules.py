@@ -35,7 +35,8 @@ class Rules:
     """Every parameter of a game of Five Hundred. Build one with :func:`make_rules`.
 
     ``preset`` fixes the players, deck, hand and kitty sizes and teams; every other field is a
-    rule option of RULES.md §2 that may be overridden.
+    rule option of RULES.md §2 that may be overridden. The field defaults are the ``australian``
+    preset, and the one place its options are written (:data:`PRESETS` builds on them).
     """
 
     preset: str = "australian"
@@ -111,12 +112,13 @@ class Rules:
 
     @property
     def num_sides(self) -> int:
-        """Two teams with four players; each player alone with three."""
-        return 2 if self.num_players == 4 else self.num_players
+        """The number of sides (:data:`PRESET_SIDES`): two teams with four players; each player
+        alone with three."""
+        return PRESET_SIDES[self.preset]
 
     def side_of(self, seat: int) -> int:
         """The side (team or lone player) of a seat: seats {0, 2} are team 0, {1, 3} team 1."""
-        return seat % 2 if self.num_players == 4 else seat
+        return seat % self.num_sides
 
     def seats_of(self, side: int) -> tuple[int, ...]:
         """The seats of a side, in seat order."""
@@ -159,31 +161,27 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+_AUSTRALIAN = {f.name: f.default for f in dataclasses.fields(Rules) if f.name != "preset"}
+# The Rules field defaults are the australian preset (the default one): its options live there
+# once, and the other presets are written as their differences from it.
 PRESETS: dict[str, dict[str, Any]] = {
-    "australian": dict(
-        num_players=4, hand_size=10, kitty_size=3, bidding="until_passed", rebid_after_pass=False,
-        misere="after_seven", misere_value=250, open_misere="between_10D_10H",
-        open_misere_exposure="after_first_trick", joker_nomination="nt_and_misere",
-        joker_lead_suit="not_yet_led", defence_tricks="10_per_trick", misere_defence="nothing",
-        slam_bonus=True, win_needs_contract=True, both_jokers_min_bid=None, target=500, losing_score=-500,
-    ),
-    "italian_3p": dict(
-        num_players=3, hand_size=10, kitty_size=3, bidding="single_round", rebid_after_pass=False,
-        misere="any_time", misere_value=250, open_misere="highest",
-        open_misere_exposure="before_first_lead", joker_nomination="none",
-        joker_lead_suit="not_shown_void", defence_tricks="10_per_trick",
-        misere_defence="10_per_declarer_trick", slam_bonus=False, win_needs_contract=True,
-        both_jokers_min_bid=None, target=500, losing_score=-500,
-    ),
-    "french_46": dict(
-        num_players=4, hand_size=10, kitty_size=6, bidding="until_passed", rebid_after_pass=False,
-        misere="none", misere_value=250, open_misere="none", open_misere_exposure="after_first_trick",
-        joker_nomination="none", joker_lead_suit="not_shown_void", defence_tricks="10_per_trick",
-        misere_defence="nothing", slam_bonus=False, win_needs_contract=False, both_jokers_min_bid=None,
-        target=500, losing_score=-500,
-    ),
+    "australian": _AUSTRALIAN,
+    "italian_3p": {
+        **_AUSTRALIAN, "num_players": 3, "bidding": "single_round", "misere": "any_time",
+        "open_misere": "highest", "open_misere_exposure": "before_first_lead", "joker_nomination": "none",
+        "joker_lead_suit": "not_shown_void", "misere_defence": "10_per_declarer_trick", "slam_bonus": False,
+    },
+    "french_46": {
+        **_AUSTRALIAN, "kitty_size": 6, "misere": "none", "open_misere": "none", "joker_nomination": "none",
+        "joker_lead_suit": "not_shown_void", "slam_bonus": False, "win_needs_contract": False,
+    },
 }
 """The options each preset sets (RULES.md §2)."""
+
+PRESET_SIDES = {"australian": 2, "italian_3p": 3, "french_46": 2}
+"""How many sides each preset's players form: seat ``s`` plays for side ``s % sides``, so with
+four players in two sides the partners sit opposite (seats 0 and 2, 1 and 3) and with three
+players in three sides each plays alone."""
 
 _FIELD_NAMES = {f.name for f in dataclasses.fields(Rules)}
 

@@ -39,7 +39,7 @@ import gymnasium
 import numpy as np
 
 from five_hundred_env.engine import IllegalActionError
-from five_hundred_env.env import raw_env
+from five_hundred_env.env import check_seed, raw_env
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """An opponent: the AEC observation dict of its seat in, a legal action id out."""
@@ -68,7 +68,7 @@ class SingleAgentEnv(gymnasium.Env):
         if team is not None:
             if not isinstance(team, int) or isinstance(team, bool) or not 0 <= team < rules.num_sides:
                 raise ValueError(f"team must be a side 0..{rules.num_sides - 1}, got {team!r}")
-            seats = [s for s in range(n) if rules.side_of(s) == team]
+            seats = list(rules.seats_of(team))
         else:
             seat = 0 if seat is None else seat
             if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < n:
@@ -105,6 +105,7 @@ class SingleAgentEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Start an AEC episode (``options`` as for ``raw_env.reset``) and play the opponents up
         to the learner's first turn."""
+        seed = None if seed is None else check_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             for i, policy in enumerate(self._policies.values()):

@@ -3,7 +3,9 @@
 Each file is one complete deal: its record (rules, dealer, hands, kitty, actions in the notation
 of RULES.md §1), and at every step the seat to act, the phase, the legal actions (as strings, in
 action-id order), the open-misère cards exposed (when any) and the action taken; then the final
-tricks and scores. tests/test_playthroughs.py replays every file against the engine, so any change
+tricks and scores; and, before every step and once at the end, a digest of what the environment
+shows: each seat's observation with its action mask, and the global ``state()``.
+tests/test_playthroughs.py replays every file against the engine, so any change
 of behaviour shows up as a failing test and, once regenerated, as a diff of these files.
 
 The choices are deterministic: the auction is scripted, the deal is a seeded shuffle (with a card
@@ -13,16 +15,19 @@ among the legal actions (with a preference where the scenario needs one, e.g. a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from five_hundred_env import Deal, action_to_str, make_rules, parse_action, record_of  # noqa: E402
+from five_hundred_env import Deal, action_to_str, make_rules, parse_action, raw_env, record_of  # noqa: E402
 from five_hundred_env.cards import card_to_str, mask_to_cards, parse_card  # noqa: E402
+from five_hundred_env.engine import deal_to_cards  # noqa: E402
 
 OUT = HERE / "playthroughs"
 
@@ -79,6 +84,24 @@ def build_deal(spec: dict) -> Deal:
     return Deal(rules, hands, kitty, spec["dealer"])
 
 
+def digest(*arrays: Any) -> str:
+    """The first 16 hex digits of the SHA-256 of the arrays' bytes."""
+    return hashlib.sha256(b"".join(a.tobytes() for a in arrays)).hexdigest()[:16]
+
+
+def views(env: raw_env) -> dict[str, Any]:
+    """Digests of every seat's observation + action mask, and of the global state."""
+    seen = [env.observe(agent) for agent in env.possible_agents]
+    return {"observations": [digest(o["observation"], o["action_mask"]) for o in seen], "state": digest(env.state())}
+
+
+def env_of(deal: Deal) -> raw_env:
+    """A ``"deal"`` environment reset to the deal as dealt."""
+    env = raw_env(rules=deal.rules)
+    env.reset(options={"dealer": deal.dealer, **deal_to_cards(deal.rules, deal.dealt, deal.kitty)})
+    return env
+
+
 def run(spec: dict) -> dict:
     deal = build_deal(spec)
     rules = deal.rules
@@ -86,6 +109,8 @@ def run(spec: dict) -> dict:
     auction = spec["auction"].split()
     prefer = spec.get("prefer", [])
     steps = []
+    env = env_of(deal)
+    seen = []
     while not deal.is_over:
         legal = sorted(deal.legal_actions())
         spelled = [action_to_str(a, rules) for a in legal]
@@ -101,7 +126,10 @@ def run(spec: dict) -> dict:
             step["exposed"] = [card_to_str(c, rules.two_jokers) for c in mask_to_cards(deal.exposed_cards())]
         step["action"] = action_to_str(action, rules)
         steps.append(step)
+        seen.append(views(env))
         deal.apply_action(action)
+        env.step(env.str_to_action(step["action"]))
+    seen.append(views(env))
     assert not auction, "the scripted auction did not fit"
     two = rules.two_jokers
     final = {
@@ -112,7 +140,8 @@ def run(spec: dict) -> dict:
         "tricks_won": list(deal.tricks_won),
         "score_change": list(deal.score_change),
     }
-    return {"name": spec["name"], "about": spec["about"], "record": record_of(deal), "steps": steps, "final": final}
+    return {"name": spec["name"], "about": spec["about"], "record": record_of(deal), "steps": steps, "final": final,
+            "views": seen}
 
 
 def dumps(data: dict) -> str:
@@ -132,7 +161,10 @@ def dumps(data: dict) -> str:
     lines.append("  ],")
     lines.append(f'  "tricks_won": {json.dumps(final["tricks_won"])},')
     lines.append(f'  "score_change": {json.dumps(final["score_change"])}')
-    lines.append(" }")
+    lines.append(" },")
+    lines.append(' "views": [')
+    lines.append(",\n".join("  " + json.dumps(v) for v in data["views"]))
+    lines.append(" ]")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -379,3 +379,33 @@ def test_scores_and_dealer_in_game_observations():
     e3 = make_env("italian_3p", episode="game")
     e3.reset(seed=1, options={"scores": [10, 20, -30]})
     assert decode(e3, "player_1")["scores"].tolist() == [2, -3, 1]
+
+
+def test_the_documented_layout_table_is_current():
+    """docs/environment.md carries the slice offsets of every preset as generated from the layout."""
+    from pathlib import Path
+
+    from five_hundred_env.observation import layout_table
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "environment.md").read_text()
+    assert layout_table() in docs
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_the_layout_tiles_the_vector_and_decodes_by_name(preset):
+    """The layout's slices follow each other without gap or overlap, and each named slice of a
+    real observation is what decode() returns for that name."""
+    env = make_env(preset)
+    env.reset(seed=2)
+    encoder = env.unwrapped.encoder
+    end = 0
+    for offset, shape in encoder.layout.values():
+        assert offset == end
+        end += int(np.prod(shape))
+    assert end == encoder.size == env.observation_space("player_0")["observation"].shape[0]
+    vector = env.observe(env.agent_selection)["observation"]
+    parts = encoder.decode(vector)
+    for name, (offset, shape) in encoder.layout.items():
+        assert np.array_equal(parts[name].ravel(), vector[offset:offset + int(np.prod(shape))])
+    hand_at, _ = encoder.layout["hand"]
+    assert vector[hand_at:hand_at + 46].sum() == 10  # the observer's ten cards, where "hand" says

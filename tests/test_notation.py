@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import re
 
+import numpy as np
 import pytest
-from conftest import PRESET_NAMES, deck_names
+from conftest import PRESET_NAMES, deck_names, make_deal
 
-from five_hundred_env import ActionTable, action_to_str, card_to_str, make_rules, parse_action, parse_card
+from five_hundred_env import (
+    ActionTable,
+    Deal,
+    Game,
+    IllegalActionError,
+    action_to_str,
+    card_to_str,
+    make_rules,
+    parse_action,
+    parse_card,
+    record_of,
+)
 from five_hundred_env.cards import mask_to_cards
 
 CANONICAL_CARD = re.compile(r"^([456789TJQKA][schd]|JK|JK1|JK2)$")
@@ -182,3 +195,35 @@ def test_action_table_sizes():
     assert len(ActionTable(make_rules("australian"))) == 28 + 43 + 4 + 5
     assert len(ActionTable(make_rules("italian_3p"))) == 28 + 33 + 4 + 5
     assert len(ActionTable(make_rules("french_46"))) == 28 + 46 + 8
+
+
+# -- action ids at the door: Deal/Game.apply_action take integers only --------------------------
+@pytest.mark.parametrize("convert", [np.int64, np.int32, np.uint8], ids=["int64", "int32", "uint8"])
+def test_numpy_integer_actions_are_stored_as_plain_ints(convert):
+    """§1 actions: a numpy integer id is the same action, and the history keeps a plain ``int``
+    (so a record can always be written and the encoder never overflows)."""
+    deal = make_deal("australian", [None] * 4)
+    game = Game("australian", seed=3)
+    for state in (deal, game):
+        action = state.legal_actions()[1]
+        state.apply_action(convert(action))
+        history = state.history if isinstance(state, Deal) else state.deal.history
+        assert history == [action] and type(history[0]) is int
+    json.dumps(record_of(deal))  # a numpy integer in the history would not serialise
+
+
+@pytest.mark.parametrize("bad", [3.0, True, False, "3", None, np.float64(1.0), np.True_],
+                         ids=["3.0", "True", "False", "str", "None", "np.float64", "np.bool"])
+def test_non_integer_actions_are_refused_and_change_nothing(bad):
+    """§1 actions: an action id is an integer; a float (even 3.0), a bool or a string is refused
+    with IllegalActionError naming the value, and the deal is unchanged."""
+    deal = make_deal("australian", [None] * 4)
+    assert 1 in deal.legal_actions() and 3 in deal.legal_actions()  # True == 1 and 3.0 == 3 would pass
+    before = (deal.to_act, deal.history.copy(), deal.bids.copy())
+    with pytest.raises(IllegalActionError, match="not an integer action id"):
+        deal.apply_action(bad)
+    assert (deal.to_act, deal.history, deal.bids) == before
+    game = Game("australian", seed=3)
+    with pytest.raises(IllegalActionError, match="not an integer action id"):
+        game.apply_action(bad)
+    assert game.deal.history == []

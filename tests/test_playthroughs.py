@@ -2,8 +2,10 @@
 
 Each file (written by ``python tests/make_playthroughs.py``) holds a deal record and, at every
 step, the seat to act, the phase, the legal actions, the exposed open-misère cards and the action
-taken, then the tricks and the score. Replaying it must give exactly the same at every step: any
-change of behaviour fails here (and shows as a diff once the files are regenerated).
+taken, then the tricks and the score, and before every step (and at the end) a digest of each
+seat's observation with its action mask and of the global state. Replaying it must give exactly
+the same at every step: any change of behaviour, or of what the environment shows, fails here
+(and shows as a diff once the files are regenerated).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from make_playthroughs import env_of, views
 
 from five_hundred_env import Deal, Rules, action_to_str, parse_action, replay
 from five_hundred_env.cards import card_to_str, mask_to_cards
@@ -63,3 +66,18 @@ def test_playthrough(path):
     again = replay(record)
     assert again.score_change == final["score_change"]
     assert again.history == deal.history and again.hands == deal.hands
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_playthrough_observations(path):
+    """What each seat observes (observation + action mask) and the global state, at every step of
+    the recorded deal, digest for digest: an encoding change shows up here."""
+    data = json.loads(path.read_text())
+    entry = data["record"]["deals"][0]
+    rules = Rules.from_dict(data["record"]["rules"])
+    env = env_of(Deal.from_cards(rules, entry["hands"], entry["kitty"], entry["dealer"]))
+    assert len(data["views"]) == len(data["steps"]) + 1
+    for i, step in enumerate(data["steps"]):
+        assert views(env) == data["views"][i], f"before step {i} ({step['action']})"
+        env.step(env.str_to_action(step["action"]))
+    assert views(env) == data["views"][-1], "after the last step"

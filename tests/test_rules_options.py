@@ -238,3 +238,26 @@ def test_rules_round_trip_through_dict(preset):
     r = make_rules(preset, defence_tricks="only_when_lost", target=600)
     assert Rules.from_dict(r.to_dict()) == r
     assert set(PRESETS[preset]) <= set(r.to_dict())
+
+
+def test_the_australian_options_have_one_home():
+    """§2: the Rules defaults are the australian preset; every preset's options build on them."""
+    defaults = Rules().to_dict()
+    assert defaults.pop("preset") == "australian"
+    assert PRESETS["australian"] == defaults and Rules() == make_rules("australian")
+    for preset, options in PRESETS.items():
+        assert make_rules(preset).to_dict() == {"preset": preset, **options}
+
+
+@pytest.mark.parametrize("preset", ["australian", "italian_3p", "french_46"])
+def test_sides_partition_the_seats_and_partners_are_mutual(preset):
+    """§1: with 4 players seats {0, 2} are team 0 and {1, 3} team 1; with 3 everyone plays alone."""
+    rules = make_rules(preset)
+    n = rules.num_players
+    assert sorted(s for side in range(rules.num_sides) for s in rules.seats_of(side)) == list(range(n))
+    for seat in range(n):
+        partner = rules.partner_of(seat)
+        assert seat in rules.seats_of(rules.side_of(seat))
+        assert (partner is not None) == rules.has_partners == (n == 4)
+        if partner is not None:
+            assert rules.partner_of(partner) == seat and partner == (seat + 2) % 4

@@ -1,25 +1,12 @@
-"""The rules engine: one deal (:class:`Deal`) and the game to 500 (:class:`Game`).
+"""One deal (:class:`Deal`): §3 the deal, §4 the auction, §5 the kitty, §7 play, scored by §8.
 
-Pure Python over plain data: card sets are ``int`` bit masks (see :mod:`cards`), actions are
-universal ids (see :mod:`actions`), and the per-contract card orders are tables precomputed
-once. Each rule of RULES.md lives in one place, named after its section:
-
-* §3 the deal ........ :meth:`Deal.new`, :meth:`Deal.from_cards`, :meth:`Game._start_deal`
-* §4 bidding ......... :meth:`Deal._bidding_actions`, :meth:`Deal._apply_bid`, :func:`bid_rank`
-* §5 the kitty ....... :meth:`Deal._end_auction`, :meth:`Deal._apply_discard`
-* §6 card order ...... :func:`_build_tables` (``EFFECTIVE_SUIT``, ``SUIT_CARDS``, ``WIN_KEY``)
-* §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`,
-                        :meth:`Deal._apply_play`
-* §8 scoring ......... :mod:`five_hundred_env.scoring` (:func:`deal_score`)
-* §9 winning ......... :meth:`Game._end_of_deal`
-
-At every decision point ``to_act`` is the seat to move, ``legal_actions()`` the legal universal
-action ids, and ``apply_action(a)`` plays one; an illegal action raises
-:class:`IllegalActionError` and leaves the state untouched.
+Also :class:`Phase`, :class:`IllegalActionError` and the card-name form of a deal
+(:func:`parse_deal`, :func:`deal_to_cards`).
 """
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Sequence
 from enum import IntEnum
@@ -34,24 +21,12 @@ from five_hundred_env.actions import (
     OPEN_MISERE,
     PASS,
     action_to_str,
-    bid_action,
     bid_strain,
-    bid_tricks,
-    is_trick_bid,
 )
-from five_hundred_env.cards import (
-    JOKER1,
-    JOKER2,
-    JOKERS_MASK,
-    NUM_CARDS,
-    NUM_RANKS,
-    RANK_JACK,
-    card_id,
-    card_to_str,
-    mask_to_cards,
-    parse_card,
-)
-from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.cards import JOKER1, JOKER2, JOKERS_MASK, card_to_str, mask_to_cards, parse_card
+from five_hundred_env.engine.bidding import legal_bids, next_bidder
+from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
+from five_hundred_env.rules import Rules
 from five_hundred_env.scoring import contract_made, deal_score
 
 
@@ -74,110 +49,16 @@ class IllegalActionError(ValueError):
     """An action that is not legal here. The message names it and the legal actions."""
 
 
-# ---------------------------------------------------------------------------------------------
-# §4 bid order. Trick bids rank 0, 2, … 48 (by tricks, then S < C < D < H < NT); misère sits
-# at 19, between every 7-trick bid (≤ 18) and every 8-trick bid (≥ 20); open misère at 45,
-# between 10D (44) and 10H (46), or at 50 above everything.
-# ---------------------------------------------------------------------------------------------
-NO_BID_RANK = -1
-MISERE_RANK = 19
-OPEN_MISERE_RANKS = {"between_10D_10H": 45, "highest": 50}
-
-
-def bid_rank(action: int, rules: Rules) -> int:
-    """The position of a bid in the bid order of RULES.md §4 (higher outranks lower)."""
-    if action == MISERE:
-        return MISERE_RANK
-    if action == OPEN_MISERE:
-        return OPEN_MISERE_RANKS[rules.open_misere]
-    return 2 * (action - 1)
-
-
-# ---------------------------------------------------------------------------------------------
-# §6 card order, precomputed per *trump context*: 0-3 = that suit is trumps; 4 = no trumps
-# (and misère) with a suitless joker; 5-8 = no trumps with the joker nominated to suit ctx-5.
-# ---------------------------------------------------------------------------------------------
-NO_TRUMP_CTX = 4
-SUITLESS = 4
-"""The effective suit of a joker that belongs to no suit."""
-
-
-def _build_tables() -> tuple[list[list[int]], list[list[int]], list[list[list[int]]]]:
-    effective_suit: list[list[int]] = []
-    suit_cards: list[list[int]] = []
-    win_key: list[list[list[int]]] = []
-    for ctx in range(9):
-        trump = ctx if ctx < 4 else -1
-        nominated = ctx - 5 if ctx >= 5 else -1
-        eff = [0] * NUM_CARDS
-        power = [0] * NUM_CARDS
-        for c in range(NUM_CARDS):
-            if c >= JOKER1:
-                if trump >= 0:
-                    eff[c] = trump
-                    power[c] = 22 if c == JOKER1 else 21  # JK1 above JK2 [FR]
-                elif nominated >= 0:
-                    eff[c] = nominated
-                    power[c] = 20  # the highest card of the nominated suit [AU]
-                else:
-                    eff[c] = SUITLESS
-                    power[c] = 1 if c == JOKER1 else 0
-                continue
-            s, r = divmod(c, NUM_RANKS)
-            eff[c], power[c] = s, r
-            if trump >= 0 and r == RANK_JACK:
-                if s == trump:
-                    power[c] = 20  # right bower
-                elif s == trump ^ 1:  # the other jack of the same colour: S<->C, D<->H
-                    eff[c], power[c] = trump, 19  # left bower, a trump for the whole deal
-        masks = [0] * 5
-        for c in range(NUM_CARDS):
-            masks[eff[c]] |= 1 << c
-        keys = []
-        for led in range(4):
-            row = []
-            for c in range(NUM_CARDS):
-                if eff[c] == SUITLESS:
-                    row.append(300 + power[c])  # wins any trick it is played to
-                elif eff[c] == trump:
-                    row.append(200 + power[c])
-                elif eff[c] == led:
-                    row.append(100 + power[c])
-                else:
-                    row.append(0)
-            keys.append(row)
-        effective_suit.append(eff)
-        suit_cards.append(masks)
-        win_key.append(keys)
-    return effective_suit, suit_cards, win_key
-
-
-EFFECTIVE_SUIT, SUIT_CARDS, WIN_KEY = _build_tables()
-"""``EFFECTIVE_SUIT[ctx][card]``: the suit a card belongs to (4 = suitless joker);
-``SUIT_CARDS[ctx][suit]``: the mask of cards of that effective suit;
-``WIN_KEY[ctx][led][card]``: the card's strength in a trick led in ``led`` (highest wins)."""
-
-
-def _card_actions_table() -> list[list[tuple[int, ...]]]:
-    """For each suit, every 11-bit pattern of its cards → their card actions; row 4: the jokers."""
-    table = []
-    for s in range(4):
-        row = []
-        for pattern in range(1 << NUM_RANKS):
-            row.append(tuple(FIRST_CARD_ACTION + s * NUM_RANKS + r for r in range(NUM_RANKS) if pattern >> r & 1))
-        table.append(row)
-    table.append([tuple(FIRST_CARD_ACTION + JOKER1 + j for j in range(2) if pattern >> j & 1) for pattern in range(4)])
-    return table
-
-
-_S, _C, _D, _H, _J = _card_actions_table()
-_RANK_BITS = (1 << NUM_RANKS) - 1
-
-
-def card_actions(mask: int) -> list[int]:
-    """The card actions of a card mask, in card order (one table lookup per suit)."""
-    return [*_S[mask & _RANK_BITS], *_C[mask >> 11 & _RANK_BITS], *_D[mask >> 22 & _RANK_BITS],
-            *_H[mask >> 33 & _RANK_BITS], *_J[mask >> JOKER1]]
+def action_id(action: object) -> int:
+    """``action`` as a plain ``int`` action id, so that a deal's history holds only plain ints:
+    integer types (numpy's included) are converted; ``bool``, floats (even ``3.0``), strings and
+    anything else raise :class:`IllegalActionError` naming the value and its type."""
+    if not isinstance(action, bool):
+        try:
+            return operator.index(action)  # type: ignore[arg-type]
+        except TypeError:
+            pass  # not an integer type: refused below
+    raise IllegalActionError(f"action {action!r} is not an integer action id (it is a {type(action).__name__})")
 
 
 _DECK_BITS: dict[int, list[int]] = {}
@@ -199,44 +80,11 @@ class Deal:
     """
 
     __slots__ = (
-        "_both_jokers_seat",
-        "_legal",
-        "_next_seat",
-        "_num_tricks",
-        "_trick_size",
-        "bids",
-        "contract",
-        "contractor",
-        "ctx",
-        "dealer",
-        "dealt",
-        "discards",
-        "exposed",
-        "hands",
-        "high_bid",
-        "high_bidder",
-        "history",
-        "kitty",
-        "leader",
-        "led_suit",
-        "misere",
-        "n",
-        "nominated",
-        "passed",
-        "passes_in_row",
-        "phase",
-        "played",
-        "rules",
-        "score_change",
-        "shown_void",
-        "sitting_out",
-        "suits_led",
-        "thrown_in",
-        "to_act",
-        "trick",
-        "tricks",
-        "tricks_won",
-        "trump",
+        "_both_jokers_seat", "_legal", "_next_seat", "_num_tricks", "_trick_size", "bids", "contract",
+        "contractor", "ctx", "dealer", "dealt", "discards", "exposed", "hands", "high_bid", "high_bidder",
+        "history", "kitty", "leader", "led_suit", "misere", "n", "nominated", "passed", "passes_in_row",
+        "phase", "played", "rules", "score_change", "shown_void", "sitting_out", "suits_led", "thrown_in",
+        "to_act", "trick", "tricks", "tricks_won", "trump",
     )
 
     def __init__(self, rules: Rules, hands: Sequence[int], kitty: int, dealer: int) -> None:
@@ -266,7 +114,7 @@ class Deal:
         self.trump = -1
         self.misere = False
         self.sitting_out = -1
-        """The contractor's partner in a 4-player misère; -1 otherwise."""
+        """The contractor's partner, sitting out a misère; -1 otherwise (or with no partners)."""
         self.discards = 0
         self.nominated = -1
         """The suit nominated for the joker (§7), or -1."""
@@ -338,9 +186,11 @@ class Deal:
     # -- queries -----------------------------------------------------------------------------
     @property
     def is_over(self) -> bool:
+        """Whether the deal is over (played out, or thrown in)."""
         return self.phase >= Phase.DEAL_OVER
 
     def side_of(self, seat: int) -> int:
+        """The side of a seat (:meth:`Rules.side_of`)."""
         return self.rules.side_of(seat)
 
     def legal_actions(self) -> list[int]:
@@ -370,7 +220,13 @@ class Deal:
         return legal
 
     def apply_action(self, action: int) -> None:
-        """Play one action for the player to act; an illegal one raises and changes nothing."""
+        """Play one action for the player to act; an illegal one raises and changes nothing.
+
+        ``action`` is a Python or numpy integer (stored as a plain ``int``); a ``bool``, a float
+        (even ``3.0``) or anything else is refused with :class:`IllegalActionError`.
+        """
+        if type(action) is not int:
+            action = action_id(action)
         legal = self._legal
         if legal is None:
             legal = self.legal_actions()
@@ -401,28 +257,10 @@ class Deal:
 
     # -- §4 bidding --------------------------------------------------------------------------
     def _bidding_actions(self) -> list[int]:
-        rules = self.rules
-        high = self.high_bid
-        current = bid_rank(high, rules) if high >= 0 else NO_BID_RANK
-        first_trick_bid = 1 + (current + 2) // 2 if current >= 0 else 1  # lowest trick bid above
-        if self.to_act == self._both_jokers_seat:
-            floor = bid_action(rules.both_jokers_min_bid, 0)  # type: ignore[arg-type]
-            if current < bid_rank(floor, rules):
-                # Both jokers dealt and the bid below the floor: no pass, no misère (§4).
-                return list(range(max(first_trick_bid, floor), 26))
-        legal = [PASS, *range(first_trick_bid, 26)]
-        if rules.misere != "none" and current < MISERE_RANK and (
-            rules.misere == "any_time" or (high >= 0 and is_trick_bid(high) and bid_tricks(high) == 7)
-        ):
-            legal.append(MISERE)
-        if rules.open_misere != "none" and current < OPEN_MISERE_RANKS[rules.open_misere]:
-            legal.append(OPEN_MISERE)
-        legal.sort()
-        return legal
+        return legal_bids(self.rules, self.high_bid, self.to_act == self._both_jokers_seat)
 
     def _apply_bid(self, action: int) -> None:
         seat = self.to_act
-        n = self.n
         self.bids.append((seat, action))
         if action == PASS:
             self.passed |= 1 << seat
@@ -431,28 +269,11 @@ class Deal:
             self.high_bid = action
             self.high_bidder = seat
             self.passes_in_row = 0
-        bidding = self.rules.bidding
-        if bidding == "single_round":
-            if len(self.bids) == n:  # dealer's left … dealer, once each
-                self._end_auction()
-                return
-            self.to_act = (seat + 1) % n
-            return
-        if self.rules.rebid_after_pass:
-            if (self.high_bid >= 0 and self.passes_in_row == n - 1) or self.passes_in_row == n:
-                self._end_auction()
-                return
-            self.to_act = (seat + 1) % n
-            return
-        # until_passed: passed players are skipped; it ends once every other player has passed.
-        all_seats = (1 << n) - 1
-        if self.passed == all_seats or (self.high_bid >= 0 and self.passed | 1 << self.high_bidder == all_seats):
+        nxt = next_bidder(self.rules, seat, self.passed, self.passes_in_row, len(self.bids), self.high_bidder)
+        if nxt < 0:
             self._end_auction()
-            return
-        nxt = (seat + 1) % n
-        while self.passed >> nxt & 1:
-            nxt = (nxt + 1) % n
-        self.to_act = nxt
+        else:
+            self.to_act = nxt
 
     # -- §5 the kitty ------------------------------------------------------------------------
     def _end_auction(self) -> None:
@@ -469,10 +290,12 @@ class Deal:
             self.ctx, self.trump = NO_TRUMP_CTX, -1
         else:
             self.ctx = self.trump = bid_strain(contract)
-        if self.misere and self.n == 4:
-            self.sitting_out = out = (contractor + 2) % 4
-            self._next_seat[out - 1] = (out + 1) % 4
-            self._trick_size = 3
+        partner = self.rules.partner_of(contractor)
+        if self.misere and partner is not None:  # the partner sits out a misère (§7)
+            n = self.n
+            self.sitting_out = partner
+            self._next_seat[(partner - 1) % n] = (partner + 1) % n
+            self._trick_size = n - 1
         self.hands[contractor] |= self.kitty  # picked up without showing it
         self.phase = Phase.DISCARD
         self.to_act = contractor
@@ -667,177 +490,3 @@ def deal_to_cards(rules: Rules, hands: Sequence[int], kitty: int) -> dict[str, l
         "hands": [[card_to_str(c, two) for c in mask_to_cards(h)] for h in hands],
         "kitty": [card_to_str(c, two) for c in mask_to_cards(kitty)],
     }
-
-
-class Game:
-    """A game to 500 (RULES.md §9): deals in turn, the dealer rotating, scores per side.
-
-    ``Game(rules, seed=s)`` draws the first dealer and every shuffle from one seeded generator;
-    ``first_deal`` (a :class:`Deal`) and ``scores`` set up any position instead. ``deal`` is the
-    deal in progress; ``legal_actions``/``apply_action`` act on it and move on to the next deal
-    when one ends, until the game is over (or ``max_deals`` deals have been played: then the
-    last deal stays the current one, over, with nobody to act).
-    """
-
-    def __init__(
-        self,
-        rules: Rules | str | None = None,
-        seed: int | None = None,
-        *,
-        first_deal: Deal | None = None,
-        scores: Sequence[int] | None = None,
-        rng: random.Random | None = None,
-        max_deals: int | None = None,
-    ) -> None:
-        if rules is None or isinstance(rules, str):
-            rules = make_rules(rules or "australian")
-        self.rules = rules
-        self.rng = rng if rng is not None else random.Random(seed)
-        self.max_deals = max_deals
-        """Stop dealing after this many deals (the game is then unfinished); None: play to the end."""
-        self.scores = [0] * rules.num_sides if scores is None else check_scores(rules, scores)
-        self.starting_scores = list(self.scores)
-        self.winners: list[int] = []
-        """The winning sides, once the game is over."""
-        self.deals: list[Deal] = []
-        """Every deal of the game, the current one last."""
-        self._over = False
-        self.upcoming_deals: list[Deal] = []
-        """Deals to play next instead of shuffling (replays fill it); each must have the next dealer."""
-        if first_deal is not None:
-            if first_deal.rules != rules:
-                raise ValueError("the first deal was made for other rules")
-            self.deals.append(first_deal)
-        else:
-            self._start_deal(self.rng.randrange(rules.num_players))
-
-    def clone(self) -> Game:
-        """An independent copy of the game: the current deal cloned, finished deals shared (they
-        no longer change), and the random generator copied so the copy deals the same next deals."""
-        copy = Game.__new__(Game)
-        copy.rules = self.rules
-        copy.rng = random.Random()
-        copy.rng.setstate(self.rng.getstate())
-        copy.max_deals = self.max_deals
-        copy.scores = self.scores.copy()
-        copy.starting_scores = self.starting_scores.copy()
-        copy.winners = self.winners.copy()
-        copy.deals = [*self.deals[:-1], self.deals[-1].clone()] if self.deals else []
-        copy._over = self._over
-        copy.upcoming_deals = [d.clone() for d in self.upcoming_deals]
-        return copy
-
-    @property
-    def deal(self) -> Deal:
-        """The deal in progress (or the last one, once the game is over)."""
-        return self.deals[-1]
-
-    @property
-    def is_over(self) -> bool:
-        return self._over
-
-    @property
-    def phase(self) -> Phase:
-        return Phase.GAME_OVER if self._over else self.deal.phase
-
-    @property
-    def to_act(self) -> int:
-        return -1 if self._over else self.deal.to_act
-
-    def legal_actions(self) -> list[int]:
-        return [] if self._over else self.deal.legal_actions()
-
-    def apply_action(self, action: int) -> None:
-        """Apply an action to the current deal; at its end score it and deal the next one."""
-        if self._over:
-            raise IllegalActionError(f"illegal action {action!r}: the game is over")
-        deal = self.deal
-        deal.apply_action(action)
-        if deal.is_over:
-            self._end_of_deal(deal)
-            if not self._over and (self.max_deals is None or len(self.deals) < self.max_deals):
-                self._start_deal((deal.dealer + 1) % self.rules.num_players)
-
-    def _start_deal(self, dealer: int) -> None:
-        if self.upcoming_deals:
-            deal = self.upcoming_deals.pop(0)
-            if deal.dealer != dealer:
-                raise ValueError(f"the next deal must be dealt by seat {dealer}, not {deal.dealer}")
-        else:
-            deal = Deal.new(self.rules, self.rng, dealer)
-        self.deals.append(deal)
-
-    # -- §9 winning the game -----------------------------------------------------------------------
-    def _end_of_deal(self, deal: Deal) -> None:
-        if deal.thrown_in:
-            return
-        rules = self.rules
-        for side, change in enumerate(deal.score_change or ()):
-            self.scores[side] += change
-        scores = self.scores
-        own = rules.side_of(deal.contractor)
-        if rules.win_needs_contract:
-            reached = [own] if deal.contract_made() and scores[own] >= rules.target else []
-        else:
-            reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
-            if len(reached) > 1:
-                reached = [own] if own in reached else _highest(scores, reached)
-        if reached:
-            self.winners = reached
-        elif any(s <= rules.losing_score for s in scores):
-            if rules.num_sides == 2:
-                self.winners = [s for s in range(2) if scores[s] > rules.losing_score] or _highest(scores, [0, 1])
-            else:
-                self.winners = _highest(scores, range(rules.num_sides))
-        self._over = bool(self.winners)
-
-    def winning_seats(self) -> list[int]:
-        """The seats of the winning sides (both partners of a winning team)."""
-        return [s for s in range(self.rules.num_players) if self.rules.side_of(s) in self.winners]
-
-
-def _highest(scores: Sequence[int], sides: Sequence[int] | range) -> list[int]:
-    best = max(scores[s] for s in sides)
-    return [s for s in sides if scores[s] == best]
-
-
-def check_scores(rules: Rules, scores: Sequence[int]) -> list[int]:
-    """Validate starting scores given per seat (partners equal) or per side; return per side."""
-    if isinstance(scores, str) or not isinstance(scores, Sequence):
-        raise ValueError(f"scores must be a list of numbers, got {scores!r}")
-    values = list(scores)
-    if any(not isinstance(v, int) or isinstance(v, bool) for v in values):
-        raise ValueError(f"scores must be whole numbers, got {scores!r}")
-    if len(values) == rules.num_players and rules.num_players != rules.num_sides:
-        for seat in range(rules.num_players):
-            if values[seat] != values[rules.side_of(seat)]:
-                raise ValueError(f"partners must have equal scores: seat {seat} has {values[seat]}, "
-                                 f"its partner {values[rules.side_of(seat)]}")
-        values = values[: rules.num_sides]
-    if len(values) != rules.num_sides:
-        raise ValueError(f"scores need one entry per seat ({rules.num_players}), got {len(values)}")
-    # A side at the target from defence points alone has not won while a contract is needed (§9).
-    top = float("inf") if rules.win_needs_contract else rules.target
-    if any(v >= top or v <= rules.losing_score for v in values):
-        raise ValueError(f"starting scores {values} end the game at once: each must be above "
-                         f"{rules.losing_score}" + ("" if rules.win_needs_contract else f" and below {rules.target}"))
-    return values
-
-
-__all__ = [
-    "EFFECTIVE_SUIT",
-    "NO_TRUMP_CTX",
-    "SUITLESS",
-    "SUIT_CARDS",
-    "WIN_KEY",
-    "Deal",
-    "Game",
-    "IllegalActionError",
-    "Phase",
-    "bid_rank",
-    "card_actions",
-    "card_id",
-    "check_scores",
-    "deal_to_cards",
-    "parse_deal",
-]

@@ -179,7 +179,7 @@ class Bidder:
             e += self._slam_gain(a, tricks, sigma)
         elif is_misere(a):
             p = self._misere_probability(ev.open_danger if a == OPEN_MISERE else ev.danger, open_=a == OPEN_MISERE)
-            e = self._expected_contract_score(a, p)
+            e = self._expected_contract_score(a, p) - self._expected_defence(a, p, 0.0)
         else:
             return None
         if own_score + contract_score(rules, a, False, 0) <= rules.losing_score:

@@ -13,12 +13,12 @@ result is a side's score less the mean of the others'). The game's ends count to
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agents.heuristic.calibration import calibration_for
 from agents.heuristic.evaluation import HandEstimate, HandEvaluator
 from agents.heuristic.view import TableView
-from five_hundred_env.actions import NT, OPEN_MISERE, PASS, bid_strain, bid_tricks, is_trick_bid
+from five_hundred_env.actions import FIRST_BID, NT, OPEN_MISERE, PASS, bid_strain, bid_tricks, is_trick_bid
 from five_hundred_env.engine import bid_rank
 from five_hundred_env.rules import Rules
 from five_hundred_env.scoring import contract_score, defence_score, is_misere
@@ -37,8 +37,33 @@ def _phi(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
-@dataclass(frozen=True)
-class _Auction:
+class _ContractScores(NamedTuple):
+    """A contract's §8 scores under the rules, from :mod:`five_hundred_env.scoring` (tabled once:
+    the bidding weighs every legal bid at every decision)."""
+
+    made: int  # the contracting side's score, made with the tricks bid
+    slam: int  # made with every trick
+    lost: int
+    defence_made: int  # one other side's defence score when made: per trick it takes (trick
+    defence_lost: int  # contracts), or in all with the contractor taking no trick / one (misère)
+
+
+def _contract_scores(rules: Rules, contract: int) -> _ContractScores:
+    if is_misere(contract):
+        return _ContractScores(
+            made=contract_score(rules, contract, True, 0), slam=contract_score(rules, contract, True, 0),
+            lost=contract_score(rules, contract, False, 0),
+            defence_made=defence_score(rules, contract, True, 0, 0), defence_lost=defence_score(rules, contract, False, 0, 1),
+        )
+    return _ContractScores(
+        made=contract_score(rules, contract, True, bid_tricks(contract)),
+        slam=contract_score(rules, contract, True, rules.hand_size),
+        lost=contract_score(rules, contract, False, 0),
+        defence_made=defence_score(rules, contract, True, 1, 0), defence_lost=defence_score(rules, contract, False, 1, 0),
+    )
+
+
+class _Auction(NamedTuple):
     """What the auction so far tells this seat (relative seats)."""
 
     high: int  # the highest bid so far (0: none)
@@ -57,6 +82,7 @@ class Bidder:
         self.fit = calibration_for(rules.preset)
         self.partner = rules.partner_of(0)  # the observer is relative seat 0
         self.share = 1.0 / (rules.num_sides - 1)  # an opponent's result, shared by the other sides
+        self._scores = {a: _contract_scores(rules, a) for a in range(FIRST_BID, OPEN_MISERE + 1)}
 
     def bid(self, v: TableView, legal: list[int]) -> int:
         """The legal bid with the best expected score, if it beats the expected score of passing.
@@ -64,18 +90,26 @@ class Bidder:
         Passing is worth what the current contract is expected to score for (the partner's) or
         against (an opponent's) this side.
         """
+        bids, pass_ev = self.expected_results(v, legal)
+        best_action, best_ev = PASS, -1e9
+        for a, e in bids.items():
+            if e > best_ev:
+                best_action, best_ev = a, e
+        if best_action != PASS and (best_ev > pass_ev + self.fit["margin"] or PASS not in legal):
+            return best_action
+        return PASS if PASS in legal else best_action
+
+    def expected_results(self, v: TableView, legal: list[int]) -> tuple[dict[int, float], float]:
+        """The expected zero-sum result of each legal bid (in ``legal`` order), and of passing."""
         ev = self.evaluator.evaluate(v.hand)
         auction = self._read_auction(v)
         own_score = 10 * v.scores[0] if v.scores else 0
-        best_action, best_ev = PASS, -1e9
+        bids = {}
         for a in legal:
             e = self._bid_expectation(a, ev, auction, own_score)
-            if e is not None and e > best_ev:
-                best_action, best_ev = a, e
-        if best_action != PASS and (best_ev > self._pass_expectation(ev, auction) + self.fit["margin"]
-                                    or PASS not in legal):
-            return best_action
-        return PASS if PASS in legal else best_action
+            if e is not None:
+                bids[a] = e
+        return bids, self._pass_expectation(ev, auction)
 
     def _read_auction(self, v: TableView) -> _Auction:
         rules = self.rules
@@ -135,20 +169,17 @@ class Bidder:
     # -- expected scores -----------------------------------------------------------------------------
     def _expected_contract_score(self, contract: int, p_made: float) -> float:
         """The contracting side's expected §8 contract score (a slam aside)."""
-        made = contract_score(self.rules, contract, True, bid_tricks(contract) if is_trick_bid(contract) else 0)
-        lost = contract_score(self.rules, contract, False, 0)
-        return lost + p_made * (made - lost)
+        scores = self._scores[contract]
+        return scores.lost + p_made * (scores.made - scores.lost)
 
     def _expected_defence(self, contract: int, p_made: float, defence_tricks: float) -> float:
         """The §8 defence score one other side expects against ``contract``, the defenders sharing
         ``defence_tricks`` (a lost misère: the contractor took one trick)."""
-        rules = self.rules
-        if is_misere(contract):
-            made, lost = defence_score(rules, contract, True, 0, 0), defence_score(rules, contract, False, 0, 1)
-        else:  # defence points are per trick: one trick's worth times the side's share of them
+        scores = self._scores[contract]
+        made, lost = scores.defence_made, scores.defence_lost
+        if not is_misere(contract):  # defence points are per trick: times the side's share of them
             tricks = defence_tricks * self.share
-            made = defence_score(rules, contract, True, 1, 0) * tricks
-            lost = defence_score(rules, contract, False, 1, 0) * tricks
+            made, lost = made * tricks, lost * tricks
         return lost + p_made * (made - lost)
 
     def _trick_contract(self, contract: int, tricks: float, sigma: float) -> tuple[float, float]:
@@ -160,10 +191,9 @@ class Bidder:
 
     def _slam_gain(self, contract: int, tricks: float, sigma: float) -> float:
         """What taking every trick is expected to add to the contract's score (``slam_bonus``)."""
-        rules = self.rules
-        k = bid_tricks(contract)
-        gain = contract_score(rules, contract, True, rules.hand_size) - contract_score(rules, contract, True, k)
-        return gain * _phi((tricks - (rules.hand_size - 0.5)) / sigma) if gain else 0.0
+        scores = self._scores[contract]
+        gain = scores.slam - scores.made
+        return gain * _phi((tricks - (self.rules.hand_size - 0.5)) / sigma) if gain else 0.0
 
     def _misere_probability(self, danger: float, open_: bool) -> float:
         a, b = self.fit["open_misere"] if open_ else self.fit["misere"]
@@ -182,9 +212,10 @@ class Bidder:
             e = self._expected_contract_score(a, p) - self._expected_defence(a, p, 0.0)
         else:
             return None
-        if own_score + contract_score(rules, a, False, 0) <= rules.losing_score:
+        scores = self._scores[a]
+        if own_score + scores.lost <= rules.losing_score:
             e -= self.fit["game_end"] * (1 - p)
-        if own_score + contract_score(rules, a, True, bid_tricks(a) if is_trick_bid(a) else 0) >= rules.target:
+        if own_score + scores.made >= rules.target:
             e += 0.5 * self.fit["game_end"] * p
         return e
 
@@ -193,7 +224,7 @@ class Bidder:
         high = auction.high
         if not high:
             return 0.0
-        value = contract_score(self.rules, high, True, 0)
+        value = self._scores[high].made
         if auction.high_seat == self.partner:
             if not is_trick_bid(high):
                 return _MISERE_PASS_SHARE * value

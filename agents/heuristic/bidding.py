@@ -49,17 +49,17 @@ class _ContractScores(NamedTuple):
 
 
 def _contract_scores(rules: Rules, contract: int) -> _ContractScores:
-    if is_misere(contract):
-        return _ContractScores(
-            made=contract_score(rules, contract, True, 0), slam=contract_score(rules, contract, True, 0),
-            lost=contract_score(rules, contract, False, 0),
-            defence_made=defence_score(rules, contract, True, 0, 0), defence_lost=defence_score(rules, contract, False, 0, 1),
-        )
+    misere = is_misere(contract)
+    made = contract_score(rules, contract, True, 0 if misere else bid_tricks(contract))
+    # defence: per trick the side takes in a trick contract; in a misère, in all, the contractor
+    # having taken no trick (made) or one (lost)
+    side_tricks, contractor_tricks_lost = (0, 1) if misere else (1, 0)
     return _ContractScores(
-        made=contract_score(rules, contract, True, bid_tricks(contract)),
-        slam=contract_score(rules, contract, True, rules.hand_size),
+        made=made,
+        slam=made if misere else contract_score(rules, contract, True, rules.hand_size),
         lost=contract_score(rules, contract, False, 0),
-        defence_made=defence_score(rules, contract, True, 1, 0), defence_lost=defence_score(rules, contract, False, 1, 0),
+        defence_made=defence_score(rules, contract, True, side_tricks, 0),
+        defence_lost=defence_score(rules, contract, False, side_tricks, contractor_tricks_lost),
     )
 
 
@@ -196,6 +196,7 @@ class Bidder:
         return gain * _phi((tricks - (self.rules.hand_size - 0.5)) / sigma) if gain else 0.0
 
     def _misere_probability(self, danger: float, open_: bool) -> float:
+        """P(make) of a (open) misère for a hand of this danger: the calibrated logistic."""
         a, b = self.fit["open_misere"] if open_ else self.fit["misere"]
         return 1.0 / (1.0 + math.exp(-(a - b * danger)))
 

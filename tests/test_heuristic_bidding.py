@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from env_helpers import fill_deal
 
 from agents import HeuristicAgent
 from five_hundred_env.actions import MISERE, bid_strain, bid_tricks, bid_value, is_trick_bid
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import make_rules
-from tests.test_agents import explicit
 
 MIDDLING = "JK Jh Ah Kh 9h 7h Ac 8c 6d 5s"  # a fair hearts hand: some contracts are in doubt
 LOW_ITALIAN = "7h 8h 9h 7d 8d 9d 7c 8c 7s 8s"  # the lowest cards of every suit: a likely misère
@@ -25,7 +25,8 @@ def expectations(preset: str, hand: str, before: tuple[str, ...] = (), dealer: i
     rules = make_rules(preset, **options)
     seat = (dealer + 1 + len(before)) % rules.num_players
     env = raw_env(rules=rules)
-    env.reset(seed=0, options={"dealer": dealer, **explicit(rules, {seat: hand})})
+    hands, kitty = fill_deal(rules, {seat: hand})
+    env.reset(seed=0, options={"dealer": dealer, "hands": hands, "kitty": kitty})
     for text in before:
         env.step(env.str_to_action(text))
     assert env.agent_selection == f"player_{seat}"

@@ -8,7 +8,7 @@ logistic make-probability. Run::
 
     python benchmarks/calibrate_heuristic.py --rules australian --deals 3000
 
-and copy the printed constants into ``_CALIBRATION`` in ``agents/heuristic.py``.
+and copy the printed constants into ``CALIBRATION`` in ``agents/heuristic/calibration.py``.
 """
 
 from __future__ import annotations
@@ -68,12 +68,12 @@ def main() -> None:
     n = rules.num_players
     rng = random.Random(args.seed)
     agents = [HeuristicAgent(rules, seed=i) for i in range(n)]
-    probe = agents[0]
+    probe = agents[0].evaluator
     rows: list[tuple[int, float, int]] = []
     for _ in range(args.deals):
         deal = Deal.new(rules, rng, 0)
         seat = rng.randrange(n)
-        own = probe._evaluate(deal.hands[seat])["own"]
+        own = probe.evaluate(deal.hands[seat]).own
         strain = max(range(5), key=lambda s: own[s] + rng.random() * 1.5)  # mostly the hand's best strains
         contract = ("6" + "SCDH"[strain]) if strain < 4 else "6NT"
         tricks, _ = play_forced(rules, deal.hands, deal.kitty, seat, contract, agents)
@@ -93,13 +93,13 @@ def main() -> None:
     mrules = make_rules(rules, **opts) if rules.misere != "none" else None
     if mrules is not None:
         magents = [HeuristicAgent(mrules, seed=i) for i in range(n)]
-        mprobe = magents[0]
+        mprobe = magents[0].evaluator
         while min(len(v) for v in misere_rows.values()) < args.misere_deals and tries < 200 * args.misere_deals:
             tries += 1
             deal = Deal.new(mrules, rng, 0)
             seat = rng.randrange(n)
-            ev = mprobe._evaluate(deal.hands[seat])
-            for kind, danger in (("MISERE", ev["danger"]), ("OPEN_MISERE", ev["open_danger"])):
+            ev = mprobe.evaluate(deal.hands[seat])
+            for kind, danger in (("MISERE", ev.danger), ("OPEN_MISERE", ev.open_danger)):
                 if kind == "OPEN_MISERE" and mrules.open_misere == "none":
                     continue
                 if danger > 6 or len(misere_rows[kind]) >= args.misere_deals:
@@ -119,11 +119,11 @@ def main() -> None:
     owns, owns_nt, defs = [], [], []
     for _ in range(2000):
         deal = Deal.new(rules, rng, 0)
-        ev = probe._evaluate(deal.hands[0])
+        ev = probe.evaluate(deal.hands[0])
         s = rng.randrange(4)
-        owns.append(ev["own"][s])
-        owns_nt.append(ev["own"][4])
-        defs.append(ev["defence"][rng.randrange(5)])
+        owns.append(ev.own[s])
+        owns_nt.append(ev.own[4])
+        defs.append(ev.defence[rng.randrange(5)])
     out["own_avg"] = round(float(np.mean(owns)), 2)
     out["own_avg_nt"] = round(float(np.mean(owns_nt)), 2)
     out["defence_avg"] = round(float(np.mean(defs)), 2)

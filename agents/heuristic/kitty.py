@@ -1,0 +1,90 @@
+"""The contractor's kitty (RULES.md §5) and joker nomination (§7): which cards to discard, and the
+suit to name a no-trumps joker.
+
+A trick contract keeps the hand worth most tricks (trumps, winners, voids; stoppers at no trumps);
+a misère throws what leaves the least danger, a suitless joker first.
+"""
+
+from __future__ import annotations
+
+from agents.heuristic.evaluation import HandEvaluator
+from agents.heuristic.view import CardTables, TableView
+from five_hundred_env.actions import FIRST_CARD_ACTION, FIRST_NOMINATE, NO_NOMINATION
+from five_hundred_env.engine import NO_TRUMP_CTX, SUITLESS
+from five_hundred_env.rules import Rules
+from five_hundred_env.scoring import is_misere
+
+_NOMINATION_MARGIN = 0.2
+"""Tricks a nomination must add before the joker is named a suit (a suitless joker keeps options)."""
+
+
+def _discard_keep(t: CardTables, hand: int, c: int, trump: int) -> float:
+    """How much a card is worth keeping, as a tie-break between equally good discards."""
+    e = t.eff[c]
+    if e == SUITLESS:
+        return 1000.0
+    if trump >= 0 and e == trump:
+        return 500.0 + t.strength[c]
+    higher_out = t.higher[c] & ~hand
+    length = (hand & t.suit[e]).bit_count()
+    if not higher_out:
+        return 200.0 + t.strength[c]  # a winner
+    missing = higher_out.bit_count()
+    if trump < 0:
+        # keep stoppers and long suits: a king with a guard, a queen with two
+        return t.strength[c] + 3.0 * length + (40.0 if missing < length else 0.0)
+    return t.strength[c] + 2.0 * length + (15.0 if missing == 1 and length >= 2 else 0.0)
+
+
+class KittyPlayer:
+    """Discards and nominations for one rule set."""
+
+    def __init__(self, rules: Rules, evaluator: HandEvaluator) -> None:
+        self.kitty_size = rules.kitty_size
+        self.deck = rules.deck
+        self.evaluator = evaluator
+
+    def discard(self, v: TableView, legal: list[int]) -> int:
+        """The next card to discard."""
+        if is_misere(v.contract):
+            return self._misere_discard(v, legal)
+        t = v.t
+        hand = v.hand
+        trump = v.trump
+        evaluator = self.evaluator
+        best, best_score = legal[0], -1e9
+        for a in legal:
+            c = a - FIRST_CARD_ACTION
+            rest = hand & ~(1 << c)
+            # keep the hand that is worth most tricks (voids for ruffing, stoppers at no trumps);
+            # among equals, throw the card that matters least
+            value = evaluator.nt_tricks(rest) if trump < 0 else evaluator.suit_tricks(rest, trump)
+            score = 10.0 * value - _discard_keep(t, hand, c, trump) / 1000.0
+            if score > best_score:
+                best, best_score = a, score
+        return best
+
+    def _misere_discard(self, v: TableView, legal: list[int]) -> int:
+        """A card of the least dangerous throw of the discards still to make (the highest first)."""
+        hand = v.hand
+        cards = [a - FIRST_CARD_ACTION for a in legal]
+        left = self.kitty_size - v.discards.bit_count()
+        _danger, thrown = self.evaluator.misere_best_throw(hand, left, self.deck & ~hand & ~v.discards)
+        choice = [c for c in cards if thrown >> c & 1] or cards
+        return FIRST_CARD_ACTION + max(choice, key=lambda c: v.t.strength[c])
+
+    def nominate(self, v: TableView, legal: list[int]) -> int:
+        """The suit to name the joker at no trumps, where it adds most tricks (none for a misère)."""
+        if is_misere(v.contract):
+            return NO_NOMINATION
+        hand = v.hand
+        nt_value = self.evaluator.nt_value
+        best, best_value = NO_NOMINATION, nt_value(hand, NO_TRUMP_CTX) - _NOMINATION_MARGIN
+        for s in range(4):
+            a = FIRST_NOMINATE + s
+            if a not in legal:
+                continue
+            value = nt_value(hand, NO_TRUMP_CTX + 1 + s)
+            if value > best_value:
+                best, best_value = a, value
+        return best

@@ -19,8 +19,9 @@ A config has these sections (every key has a default, so a file only names what 
 :func:`load_config` reads a file with ``yaml.safe_load`` semantics (plus ``1e6``-style numbers,
 which plain YAML 1.1 reads as strings), applies command-line overrides ``key.sub=value`` (the
 value parsed as YAML: ``train.total_steps=2e6``, ``network.hidden_sizes=[64,64]``) and validates
-everything. Unknown keys, wrong types and impossible values raise :class:`ConfigError` (a
-``ValueError``) whose message names the file, the key and, for an override, the override.
+everything. Unknown keys, wrong types and impossible values (inf and NaN included) raise
+:class:`ConfigError` (a ``ValueError``) whose message names the file, the key and, for an
+override, the override. ``docs/configs.md`` lists every key with its default and limits.
 """
 
 from __future__ import annotations
@@ -176,8 +177,8 @@ class BidRolloutConfig(_Section):
 
     deals: int = Field(0, ge=0, le=MAX_DEALS)
     workers: int = Field(1, gt=0, le=256, description="processes playing the rollouts (the data do not depend on it)")
-    chunk_timeout: float = Field(600.0, gt=0, le=86_400, description="seconds the workers may go without finishing "
-                                                                        "a chunk of deals before the run stops with an error")
+    chunk_timeout: float = Field(600.0, gt=0, le=86_400, description="seconds a worker may spend on one chunk of "
+                                                                        "100 deals before the run stops with an error")
     epochs: int = Field(10, gt=0, le=10_000)
     batch_size: int = Field(512, gt=0, le=2**20)
     learning_rate: float = Field(3e-4, gt=0, le=1)

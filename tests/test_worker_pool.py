@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -31,6 +32,27 @@ def test_a_dead_worker_is_an_error_within_seconds():
     with pytest.raises(WorkerError, match=r"a worker died \(exit code 7"):
         run_jobs(worker_faults.exit_on_three, list(range(8)), 2, timeout=600)
     assert time.monotonic() - start < 30  # not the 600 s time-out: the death itself is noticed
+
+
+def test_a_worker_killed_from_outside_mid_job_is_an_error(tmp_path):
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            run_jobs(worker_faults.record_pid_then_work, [(str(tmp_path), i) for i in range(4)], 2, timeout=600)
+        except BaseException as e:  # handed to the test's thread
+            outcome.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("*.pid")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(int(next(tmp_path.glob("*.pid")).stem), signal.SIGKILL)  # as the out-of-memory killer would
+    killed = time.monotonic()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and time.monotonic() - killed < 10  # the busy jobs had a minute left
+    assert len(outcome) == 1 and isinstance(outcome[0], WorkerError) and "exit code -9" in str(outcome[0])
 
 
 def test_a_failing_job_is_named():

@@ -24,6 +24,7 @@ interface; :func:`load_agent` builds one from a checkpoint written by ``training
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import tempfile
 import warnings
@@ -58,12 +59,21 @@ SCORE_SCALE = 1 / 50
 """The ``scores`` slice holds score ÷ 10 (up to ±127); ÷ 50 more brings it near [-1, 1]."""
 
 
+MAX_PARAMETERS = 250_000_000
+"""The most parameters a checkpoint's network may have (1 GB of float32): a crafted
+``model_spec`` asking for more is refused before anything is allocated. The largest network a
+training config allows (8 layers of 4096) stays under it."""
+
+ACTIVATIONS = ("relu", "tanh")
+
+
 class CheckpointError(ValueError):
-    """A checkpoint that cannot be used: corrupt, not ours, or made for another preset."""
+    """A checkpoint that cannot be used: corrupt, not ours, made for another preset, malformed
+    (wrong types, an impossible network) or holding non-finite weights."""
 
 
 def _mlp(sizes: list[int], activation: str, out: int, out_gain: float) -> nn.Sequential:
-    act = {"relu": nn.ReLU, "tanh": nn.Tanh}[activation]
+    act = dict(zip(ACTIVATIONS, (nn.ReLU, nn.Tanh), strict=True))[activation]
     layers: list[nn.Module] = []
     for a, b in itertools.pairwise(sizes):
         layers += [_init(nn.Linear(a, b), np.sqrt(2)), act()]
@@ -281,20 +291,88 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
     for key in ("rules", "model", "model_spec"):
         if key not in data:
             raise CheckpointError(f"{path} is missing {key!r}: not a complete five-hundred checkpoint")
+    try:
+        trained = Rules.from_dict(data["rules"])
+    except (ValueError, TypeError) as e:
+        raise CheckpointError(f"{path} holds unusable rules: {e}") from None
+    check_model_spec(data["model_spec"], path)
+    pool = data.get("pool", [])
+    if not isinstance(pool, list):
+        raise CheckpointError(f"{path}: pool must be a list of state dicts, got {type(pool).__name__}")
+    for name, state in [("model", data["model"]), *((f"pool[{i}]", state) for i, state in enumerate(pool))]:
+        _check_weights(state, f"{path}: {name}")
     if rules is not None:
         wanted = make_rules(rules) if isinstance(rules, str) else rules
-        trained = data["rules"].get("preset")
-        if trained != wanted.preset:
-            raise CheckpointError(f"{path} was trained for the {trained!r} preset and cannot play {wanted.preset!r} "
+        if trained.preset != wanted.preset:
+            raise CheckpointError(f"{path} was trained for the {trained.preset!r} preset and cannot play {wanted.preset!r} "
                                   "(the observation and action spaces differ)")
-        if Rules.from_dict(data["rules"]) != wanted:
-            warnings.warn(f"{path} was trained with other rule options ({Rules.from_dict(data['rules']).describe()}) "
+        if trained != wanted:
+            warnings.warn(f"{path} was trained with other rule options ({trained.describe()}) "
                           f"than these ({wanted.describe()}); it will play, but was not trained for them", stacklevel=2)
     return data
 
 
+def _whole(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
+    """Refuse (:class:`CheckpointError`, one line) a network spec that :class:`ActorCritic`
+    cannot build: not its keys, a value of the wrong type, or more than :data:`MAX_PARAMETERS`
+    parameters. Nothing is allocated: this runs before the network is built."""
+    if not isinstance(spec, dict) or set(spec) != _SPEC_KEYS:
+        keys = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
+        raise CheckpointError(f"{path}: model_spec must have the keys {sorted(_SPEC_KEYS)}, got {keys}")
+    problems = [f"{key} must be a whole number >= {least}" for key, least in _SPEC_MINIMA.items()
+                if not _whole(spec[key], least)]
+    sizes, weight = spec["hidden_sizes"], spec["advice_weight"]
+    if not isinstance(sizes, list) or not sizes or not all(_whole(h, 1) for h in sizes):
+        problems.append("hidden_sizes must be a non-empty list of positive whole numbers")
+    if spec["activation"] not in ACTIVATIONS:
+        problems.append(f"activation must be one of {ACTIVATIONS}")
+    if spec["advice"] not in ADVICE_KINDS:
+        problems.append(f"advice must be one of {ADVICE_KINDS}")
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
+        problems.append("advice_weight must be a finite number")
+    if problems:
+        raise CheckpointError(f"{path}: model_spec is malformed: {'; '.join(problems)}")
+    count = parameter_count(spec)
+    if count > MAX_PARAMETERS:
+        raise CheckpointError(f"{path}: model_spec asks for a network of {count:,} parameters, more than the "
+                              f"{MAX_PARAMETERS:,} allowed (hidden_sizes {sizes})")
+
+
+_SPEC_MINIMA = {"obs_size": 1, "num_actions": 1, "critic_extra": 0, "num_sides": 1}
+_SPEC_KEYS = {*_SPEC_MINIMA, "hidden_sizes", "activation", "advice", "advice_weight"}
+
+
+def parameter_count(spec: dict[str, Any]) -> int:
+    """The number of parameters of the :class:`ActorCritic` that ``spec`` describes (computed,
+    not built)."""
+    in_size = spec["obs_size"] + (spec["num_actions"] if spec["advice"] != "none" else 0)
+
+    def mlp(sizes: list[int], out: int) -> int:
+        return sum(a * b + b for a, b in itertools.pairwise([*sizes, out]))
+
+    actor = mlp([in_size, *spec["hidden_sizes"]], spec["num_actions"])
+    critic = mlp([in_size + spec["critic_extra"], *spec["hidden_sizes"]], 1)
+    return actor + critic + (spec["advice"] != "none")
+
+
+def _check_weights(state: Any, where: str) -> None:
+    """Refuse a state dict that is not names to tensors, or holds a NaN or an infinity."""
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise CheckpointError(f"{where} is not a state dict (names to tensors)")
+    bad = [name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
+    if bad:
+        raise CheckpointError(f"{where} holds non-finite weights (NaN or inf) in {', '.join(bad)}: "
+                              "the training that wrote it diverged")
+
+
 def model_from_checkpoint(data: dict[str, Any], path: str | Path = "<checkpoint>") -> ActorCritic:
-    """Rebuild the network of a checkpoint read by :func:`read_checkpoint`."""
+    """Rebuild the network of a checkpoint read by :func:`read_checkpoint` (its spec checked
+    first, so a crafted one never allocates)."""
+    check_model_spec(data["model_spec"], path)
     try:
         model = ActorCritic(**data["model_spec"])
         model.load_state_dict(data["model"])

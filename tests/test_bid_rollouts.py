@@ -18,7 +18,7 @@ from agents.neural import ActorCritic, load_agent  # noqa: E402
 from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_action  # noqa: E402
 from five_hundred_env.engine import Deal, Phase, deal_to_cards  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
-from training.bid_rollouts import _chunk, _held_out_start, bid_candidates, improve_bidding  # noqa: E402
+from training.bid_rollouts import _chunk, _held_out_start, bid_candidates, improve_bidding, rollout_targets  # noqa: E402
 from training.cli import main  # noqa: E402
 from training.config import BidRolloutConfig, ConfigError, config_from_dict  # noqa: E402
 from training.ppo import train  # noqa: E402
@@ -34,6 +34,18 @@ def test_candidates_are_pass_the_advice_the_cheapest_bid_of_each_strain_and_mise
     cheapest = [bid_action(7, s) for s in range(5)]
     assert cands == sorted({PASS, advised, MISERE, OPEN_MISERE, *cheapest})
     assert bid_candidates([PASS, bid_action(9, 4)], PASS) == [PASS, bid_action(9, 4)]
+
+
+def test_rollout_data_do_not_depend_on_the_workers(monkeypatch):
+    import training.bid_rollouts as bid_rollouts
+
+    monkeypatch.setattr(bid_rollouts, "CHUNK_DEALS", 2)  # five chunks of two deals (the chunks are cut here)
+    cfg = BidRolloutConfig(deals=10, play_sample_rate=0.2)
+    alone = rollout_targets(RULES, cfg, np.random.default_rng(8))
+    shared = rollout_targets(RULES, cfg.model_copy(update={"workers": 3}), np.random.default_rng(8))
+    assert alone.keys() == shared.keys() and len(np.unique(alone["bid_chunk"])) == 5
+    for key in alone:
+        assert np.array_equal(alone[key], shared[key]), key
 
 
 def test_held_out_decisions_start_at_a_chunk_boundary():

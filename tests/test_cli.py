@@ -47,7 +47,7 @@ def test_evaluate_refuses_unknown_agents(capsys):
 
 def test_evaluate_refuses_bad_options(capsys):
     assert main(["evaluate", "random", "random", "--option", "slam_bonus"]) == 2
-    assert "KEY=VALUE" in capsys.readouterr().err
+    assert "NAME=VALUE" in capsys.readouterr().err
     assert main(["evaluate", "random", "random", "--option", "no_such_rule=1"]) == 2
     assert "unknown rule option" in capsys.readouterr().err
 

@@ -10,6 +10,7 @@ import numpy as np  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents.neural import (  # noqa: E402
+    MAX_PARAMETERS,
     ActorCritic,
     CheckpointError,
     NeuralAgent,
@@ -17,6 +18,7 @@ from agents.neural import (  # noqa: E402
     central_size,
     hidden_cards,
     load_agent,
+    parameter_count,
     policy_input,
     save_checkpoint,
 )
@@ -226,3 +228,86 @@ def test_checkpoints_never_unpickle_code(tmp_path):
     torch.save({"format": "five-hundred-ppo/1", "rules": {}, "model": {}, "model_spec": Payload()}, tmp_path / "evil.pt")
     with pytest.raises(CheckpointError, match="not a readable checkpoint"):
         load_agent(tmp_path / "evil.pt")
+
+
+def save_payload(tmp_path, name: str = "crafted.pt", **changes):
+    """A valid checkpoint's payload with some entries replaced, saved to ``name``."""
+    model = network()
+    payload = {"rules": make_rules("australian").to_dict(), "model_spec": model.spec(), "model": model.state_dict()}
+    payload.update(changes)
+    path = tmp_path / name
+    save_checkpoint(path, payload)
+    return path
+
+
+@pytest.mark.parametrize(("rules", "words"), [
+    ("australian", "unusable rules: rules must be a mapping"),
+    ({"preset": "australian", "jokers": 2}, "unusable rules: unknown rule option 'jokers'"),
+    ({"preset": "bridge"}, "unusable rules: unknown preset 'bridge'"),
+])
+def test_a_checkpoint_with_unusable_rules_is_refused(tmp_path, rules, words):
+    path = save_payload(tmp_path, rules=rules)
+    for use in (lambda: load_agent(path), lambda: load_agent(path, rules="australian")):
+        with pytest.raises(CheckpointError, match=words) as info:
+            use()
+        assert "\n" not in str(info.value)
+
+
+def test_a_crafted_network_size_is_refused_before_any_allocation(tmp_path, monkeypatch):
+    spec = {**network().spec(), "hidden_sizes": [100_000, 100_000]}  # ~10 G parameters: 40 GB of float32
+    path = save_payload(tmp_path, model_spec=spec)
+
+    def never_built(*args, **kwargs):
+        raise AssertionError("the network was built")
+
+    monkeypatch.setattr("agents.neural.ActorCritic", never_built)
+    with pytest.raises(CheckpointError, match=r"parameters, more than the 250,000,000 allowed") as info:
+        load_agent(path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"hidden_sizes": []}, "hidden_sizes must be a non-empty list"),
+    ({"hidden_sizes": [32, -4]}, "hidden_sizes must be a non-empty list"),
+    ({"hidden_sizes": "32"}, "hidden_sizes must be a non-empty list"),
+    ({"obs_size": 3.5}, "obs_size must be a whole number"),
+    ({"num_actions": True}, "num_actions must be a whole number"),
+    ({"activation": "gelu"}, "activation must be one of"),
+    ({"advice": "oracle"}, "advice must be one of"),
+    ({"advice_weight": float("nan")}, "advice_weight must be a finite number"),
+    ({"extra_layer": 1}, "model_spec must have the keys"),
+])
+def test_a_malformed_network_spec_is_refused(tmp_path, change, words):
+    path = save_payload(tmp_path, model_spec={**network().spec(), **change})
+    with pytest.raises(CheckpointError, match=words):
+        load_agent(path)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_weights_are_refused_at_load(tmp_path, bad):
+    state = network().state_dict()
+    state["actor.2.weight"][3, 5] = bad
+    path = save_payload(tmp_path, model=state)
+    with pytest.raises(CheckpointError, match=r"model holds non-finite weights \(NaN or inf\) in actor\.2\.weight"):
+        load_agent(path)
+    good = network().state_dict()
+    pooled = save_payload(tmp_path, "pooled.pt", model=good, pool=[good, state])  # a resume would load the pool too
+    with pytest.raises(CheckpointError, match=r"pool\[1\] holds non-finite weights"):
+        load_agent(pooled)
+    with pytest.raises(CheckpointError, match="not a state dict"):
+        load_agent(save_payload(tmp_path, "listed.pt", model=[1, 2]))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize(("critic_extra", "advice"), [(0, "none"), (276, "heuristic")])
+def test_parameter_count_is_the_networks(preset, critic_extra, advice):
+    model = network(preset, critic_extra=critic_extra, advice=advice)
+    assert parameter_count(model.spec()) == sum(p.numel() for p in model.parameters())
+
+
+def test_the_largest_network_a_config_allows_can_be_loaded():
+    # training.config allows at most 8 hidden layers of 4096; every preset's network must stay loadable.
+    for preset in PRESETS:
+        spec = {**network(preset, advice="heuristic").spec(), "hidden_sizes": [4096] * 8,
+                "critic_extra": central_size(make_rules(preset).num_players)}
+        assert parameter_count(spec) <= MAX_PARAMETERS

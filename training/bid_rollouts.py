@@ -32,7 +32,6 @@ import math
 import os
 import random
 from collections.abc import Callable
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.config import BidRolloutConfig
+from training.worker_pool import run_jobs
 
 CHUNK_DEALS = 100
 """Deals per unit of work (one seed each): the data depend on the seeds, not on the workers."""
@@ -79,13 +79,6 @@ class _Simulator:
             deal.apply_action(self.heuristic_action(self.observe(deal)))
         return deal
 
-    def replay(self, deal: Deal) -> Deal:
-        """A copy of ``deal`` at the same point (the deal replayed from its cards)."""
-        copy = Deal(self.rules, deal.dealt, deal.kitty, deal.dealer)
-        for action in deal.history:
-            copy.apply_action(action)
-        return copy
-
 
 def bid_candidates(legal: list[int], advised: int) -> list[int]:
     """The bids rolled out at a decision: PASS, the advised bid, the cheapest legal bid of each
@@ -116,7 +109,7 @@ def _chunk(args: tuple[Rules, int, int, float]) -> dict[str, np.ndarray]:
                 side = rules.side_of(deal.to_act)
                 results = {}
                 for bid in bid_candidates(legal, advised):
-                    trial = sim.replay(deal)
+                    trial = deal.clone()
                     trial.apply_action(bid)
                     results[bid] = sim.play_out(trial).zero_sum_result(side)
                 c = np.zeros(n_actions, dtype=np.int8)
@@ -172,22 +165,10 @@ def rollout_targets(rules: Rules, cfg: BidRolloutConfig, rng: np.random.Generato
         from tqdm import tqdm
 
         bar = tqdm(total=cfg.deals, unit="deal", desc="bid rollouts", dynamic_ncols=True)
-    parts = []
-    if cfg.workers == 1:
-        results: Any = map(_chunk, jobs)
-        pool = None
-    else:
-        pool = get_context("fork").Pool(cfg.workers)
-        results = pool.imap(_chunk, jobs)  # in order: the data do not depend on the scheduling
     try:
-        for job, part in zip(jobs, results, strict=True):
-            parts.append(part)
-            if bar:
-                bar.update(job[2])
+        parts = run_jobs(_chunk, jobs, cfg.workers, cfg.chunk_timeout,
+                         on_done=(lambda i: bar.update(jobs[i][2])) if bar else None)
     finally:
-        if pool:
-            pool.close()
-            pool.join()
         if bar:
             bar.close()
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -149,37 +149,12 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 # -- evaluate ----------------------------------------------------------------------------------
-def _option_value(key: str, text: str) -> Any:
-    """A rule option's value from the command line, read by the option's kind: a word for the
-    named choices (misere=none), true/false for switches, a number or off for the rest."""
-    from five_hundred_env.rules import PRESETS
-
-    value = text.strip()
-    if isinstance(PRESETS["australian"].get(key), str):
-        return value
-    low = value.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no"):
-        return False
-    if low in ("none", "off", "null"):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return value
-
-
 def _rules_from_args(args: argparse.Namespace) -> Any:
     """The preset of --rules with every --option KEY=VALUE applied."""
     from five_hundred_env.rules import make_rules
+    from training.config import parse_rule_option  # the one reader of rule-option text (configs use it too)
 
-    options = {}
-    for item in getattr(args, "option", None) or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--option takes KEY=VALUE (e.g. slam_bonus=false), got {item!r}")
-        options[key.strip()] = _option_value(key.strip(), value)
+    options = dict(parse_rule_option(item) for item in getattr(args, "option", None) or [])
     return make_rules(args.rules, **options)
 
 

@@ -19,13 +19,15 @@ A config has these sections (every key has a default, so a file only names what 
 :func:`load_config` reads a file with ``yaml.safe_load`` semantics (plus ``1e6``-style numbers,
 which plain YAML 1.1 reads as strings), applies command-line overrides ``key.sub=value`` (the
 value parsed as YAML: ``train.total_steps=2e6``, ``network.hidden_sizes=[64,64]``) and validates
-everything. Unknown keys, wrong types and impossible values raise :class:`ConfigError` (a
-``ValueError``) whose message names the file, the key and, for an override, the override.
+everything. Unknown keys, wrong types and impossible values (inf and NaN included) raise
+:class:`ConfigError` (a ``ValueError``) whose message names the file, the key and, for an
+override, the override. ``docs/configs.md`` lists every key with its default and limits.
 """
 
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +36,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from five_hundred_env.rules import Rules, make_rules
+from training.yaml_loader import YamlError, parse_yaml
+
+MAX_CONFIG_BYTES = 1_000_000
+"""The largest config file read: real ones are a few kilobytes."""
+
+MAX_STEPS = 10**12
+"""The largest step count or step interval (about 30 years of training at 1000 steps/s)."""
+
+MAX_DEALS = 10**7
+"""The largest number of deals of a warm start or an evaluation."""
+
+MAX_SEED = 2**64 - 1
+"""Seeds are non-negative and fit 64 bits (what ``torch.manual_seed`` accepts)."""
 
 
 class ConfigError(ValueError):
@@ -42,7 +57,8 @@ class ConfigError(ValueError):
 
 class _Section(BaseModel):
     # extra="forbid": a misspelt key is an error, never silently ignored.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # allow_inf_nan=False: no inf or NaN reaches training, whatever the field's range.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class RulesConfig(_Section):
@@ -64,30 +80,30 @@ class EnvConfig(_Section):
     """How the environment rewards a deal (see the module docstring of ``five_hundred_env.env``)."""
 
     reward: Literal["zero_sum", "score"] = "zero_sum"
-    reward_scale: float = Field(100.0, gt=0)
+    reward_scale: float = Field(100.0, gt=0, le=1e6)
 
 
 class TrainConfig(_Section):
     """PPO hyper-parameters. Steps count the learner's own decisions (the samples it trains on)."""
 
     algorithm: Literal["ppo"] = "ppo"
-    total_steps: int = Field(1_000_000, ge=0, description="PPO learner steps (0: the warm starts alone)")
-    num_envs: int = Field(32, gt=0, description="environments stepped together")
-    num_steps: int = Field(128, gt=0, description="learner decisions per environment per rollout (whole deals)")
-    learning_rate: float = Field(3e-4, gt=0)
+    total_steps: int = Field(1_000_000, ge=0, le=MAX_STEPS, description="PPO learner steps (0: the warm starts alone)")
+    num_envs: int = Field(32, gt=0, le=1024, description="environments stepped together")
+    num_steps: int = Field(128, gt=0, le=4096, description="learner decisions per environment per rollout (whole deals)")
+    learning_rate: float = Field(3e-4, gt=0, le=1)
     anneal_lr: bool = True
     gamma: float = Field(1.0, gt=0, le=1)
     gae_lambda: float = Field(0.95, ge=0, le=1)
     clip_coef: float = Field(0.2, gt=0)
     clip_vloss: bool = True
-    update_epochs: int = Field(4, gt=0)
+    update_epochs: int = Field(4, gt=0, le=1000)
     num_minibatches: int = Field(4, gt=0)
     norm_adv: bool = True
     ent_coef: float = Field(0.01, ge=0)
     vf_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(0.5, gt=0)
     target_kl: float | None = Field(None, gt=0)
-    adam_eps: float = Field(1e-5, gt=0)
+    adam_eps: float = Field(1e-5, gt=0, le=1)
 
     @model_validator(mode="after")
     def _batch_fits(self) -> TrainConfig:
@@ -100,19 +116,23 @@ class TrainConfig(_Section):
 class NetworkConfig(_Section):
     """The actor-critic network (see :class:`agents.neural.ActorCritic`)."""
 
-    hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1)
+    # At most 8 layers of 4096: the largest network then stays under the checkpoint's bound on
+    # parameters (agents.neural.MAX_PARAMETERS), so every network a config builds can be loaded.
+    hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1, max_length=8)
     activation: Literal["relu", "tanh"] = "relu"
     critic: Literal["local", "central"] = "central"
     advice: Literal["none", "heuristic"] = Field(
         "none", description="'heuristic': the actor also reads the heuristic agent's choice and starts by "
                             "playing it (residual policy learning; see agents.neural)")
-    advice_weight: float = Field(4.0, gt=0, description="the advised action's starting logit bonus (learnable)")
+    advice_weight: float = Field(4.0, gt=0, le=100, description="the advised action's starting logit bonus (learnable)")
 
     @field_validator("hidden_sizes")
     @classmethod
     def _positive(cls, sizes: list[int]) -> list[int]:
         if any(s <= 0 for s in sizes):
             raise ValueError(f"every hidden size must be positive, got {sizes}")
+        if any(s > 4096 for s in sizes):
+            raise ValueError("every hidden size must be at most 4096")
         return sizes
 
 
@@ -126,8 +146,8 @@ class OpponentsConfig(_Section):
     snapshot: float = Field(0.2, ge=0)
     heuristic: float = Field(0.15, ge=0)
     random: float = Field(0.15, ge=0)
-    snapshot_interval: int = Field(100_000, gt=0, description="learner steps between snapshots into the pool")
-    pool_size: int = Field(8, gt=0)
+    snapshot_interval: int = Field(100_000, gt=0, le=MAX_STEPS, description="learner steps between snapshots into the pool")
+    pool_size: int = Field(8, gt=0, le=1000)
 
     @model_validator(mode="after")
     def _some_rate(self) -> OpponentsConfig:
@@ -143,10 +163,10 @@ class OpponentsConfig(_Section):
 class EvaluationConfig(_Section):
     """Duplicate evaluation of the greedy policy (``training.evaluate.duplicate_match``)."""
 
-    interval: int = Field(250_000, ge=0, description="learner steps between evaluations; 0 = final only")
-    deals: int = Field(200, ge=0, description="duplicate deals per periodic evaluation")
-    final_deals: int = Field(1000, ge=0, description="duplicate deals of the final evaluation; 0 = none")
-    seed: int = 12345
+    interval: int = Field(250_000, ge=0, le=MAX_STEPS, description="learner steps between evaluations; 0 = final only")
+    deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
+    final_deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate deals of the final evaluation; 0 = none")
+    seed: int = Field(12345, ge=0, le=MAX_SEED)
     opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
 
 
@@ -155,16 +175,19 @@ class BidRolloutConfig(_Section):
     played by the heuristic, every candidate bid of every bidding decision is played out by the
     heuristic, and the network learns the bids that beat the heuristic's (0 deals: none)."""
 
-    deals: int = Field(0, ge=0)
-    workers: int = Field(1, gt=0, description="processes playing the rollouts (the data do not depend on it)")
-    epochs: int = Field(10, gt=0)
-    batch_size: int = Field(512, gt=0)
-    learning_rate: float = Field(3e-4, gt=0)
+    deals: int = Field(0, ge=0, le=MAX_DEALS)
+    workers: int = Field(1, gt=0, le=256, description="processes playing the rollouts (the data do not depend on it)")
+    chunk_timeout: float = Field(600.0, gt=0, le=86_400, description="seconds a worker may spend on one chunk of "
+                                                                        "100 deals before the run stops with an error")
+    epochs: int = Field(10, gt=0, le=10_000)
+    batch_size: int = Field(512, gt=0, le=2**20)
+    learning_rate: float = Field(3e-4, gt=0, le=1)
     max_grad_norm: float = Field(0.5, gt=0)
     held_out: float = Field(0.1, gt=0, lt=0.5, description="share of the deals held out to pick the best epoch")
-    non_candidate_penalty: float = Field(1.0, ge=0, description="advantage given to bids not rolled out (×100 points)")
+    non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage given to bids not rolled out (×100 points)")
     play_sample_rate: float = Field(0.15, gt=0, le=1, description="share of the other decisions kept on the heuristic's move")
-    margin: float | None = Field(None, gt=0, description="after the fit, the advised action's logit bonus is at least this")
+    margin: float | None = Field(None, gt=0, le=1000,
+                                 description="after the fit, the advised action's logit bonus is at least this")
 
 
 class PretrainConfig(_Section):
@@ -175,10 +198,10 @@ class PretrainConfig(_Section):
 
     init_from: str | None = Field(None, description="a checkpoint whose network weights start this run")
     teacher: Literal["heuristic", "random"] = "heuristic"
-    deals: int = Field(0, ge=0)
-    epochs: int = Field(4, gt=0)
-    batch_size: int = Field(512, gt=0)
-    learning_rate: float = Field(1e-3, gt=0)
+    deals: int = Field(0, ge=0, le=MAX_DEALS)
+    epochs: int = Field(4, gt=0, le=10_000)
+    batch_size: int = Field(512, gt=0, le=2**20)
+    learning_rate: float = Field(1e-3, gt=0, le=1)
     value_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
     bid_rollouts: BidRolloutConfig = Field(default_factory=BidRolloutConfig)
@@ -198,24 +221,39 @@ class LoggingConfig(_Section):
     def _plain_name(cls, name: str | None) -> str | None:
         if name is not None and not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
             raise ValueError(f"run_name must be a plain file name (letters, digits, _ . -), got {name!r}")
+        if name is not None and set(name) == {"."}:  # "." and ".." name the logging dir or its parent
+            raise ValueError("run_name must name a folder of its own, not '.' or '..'")
         return name
 
 
 class CheckpointConfig(_Section):
     """Checkpoints of the whole training state, written atomically."""
 
-    interval: int = Field(250_000, gt=0, description="learner steps between checkpoints")
+    interval: int = Field(250_000, gt=0, le=MAX_STEPS, description="learner steps between checkpoints")
     dir: str | None = Field(None, description="default: <run dir>/checkpoints")
-    keep: int = Field(3, gt=0, description="periodic checkpoints kept (latest.pt always)")
+    keep: int = Field(3, gt=0, le=1000, description="periodic checkpoints kept (latest.pt always)")
+
+    @field_validator("dir")
+    @classmethod
+    def _own_folder(cls, folder: str | None) -> str | None:
+        # A fresh run deletes the *.pt files of its checkpoint folder: never those of / or ~.
+        if folder is None:
+            return None
+        if folder.startswith("~"):
+            raise ValueError("'~' is not expanded in dir; write the path out")
+        resolved, home = Path(folder).resolve(), Path.home().resolve()
+        if resolved == resolved.parent or resolved == home or resolved in home.parents:
+            raise ValueError("dir must be a folder of its own, not the filesystem root or the home folder (or above it)")
+        return folder
 
 
 class Config(_Section):
     """A whole training run."""
 
-    seed: int = 1
+    seed: int = Field(1, ge=0, le=MAX_SEED)
     device: str = "cpu"
     deterministic: bool = True
-    torch_threads: int = Field(1, ge=0)
+    torch_threads: int = Field(1, ge=0, le=1024)
     rules: RulesConfig = Field(default_factory=RulesConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
@@ -247,39 +285,18 @@ class Config(_Section):
         return self.model_dump(mode="json")
 
 
-# -- YAML ----------------------------------------------------------------------------------------
-
-class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that also reads ``1e6`` / ``3e-4`` as floats (YAML 1.1 wants ``1.0e6``)."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                    |\.[0-9_]+(?:[eE][-+][0-9]+)?
-                    |[-+]?\.(?:inf|Inf|INF)
-                    |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."),
-)
-
-
-def parse_yaml(text: str) -> Any:
-    """Parse YAML safely (no arbitrary objects), reading ``1e6`` as a number."""
-    return yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader subclass: still safe
-
-
 def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
     """Load and validate a YAML config file, then apply ``key.sub=value`` overrides."""
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: {path.stat().st_size} bytes is too large for a config "
+                          f"(at most {MAX_CONFIG_BYTES})")
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"config file {path} does not exist") from None
-    try:
-        data = parse_yaml(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+        data = parse_yaml(path.read_text())
+    except YamlError as e:
+        raise ConfigError(f"{path}: {e}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -292,29 +309,64 @@ def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
 
 
 def config_from_dict(data: dict[str, Any], source: str = "<config>", overrides: Iterable[str] = ()) -> Config:
-    """Validate plain data as a config; errors name ``source`` and the key."""
-    data = _deep_copy(data)
-    applied: dict[str, str] = {}
+    """Validate plain data as a config; errors name ``source``, the key and, where an override
+    caused the error, the override."""
+    applied = {}  # dotted key -> (override text, value); a later override of a key wins
     for text in overrides:
         key, value = parse_override(text)
-        _set_dotted(data, key, value, source, text)
-        applied[key] = text
+        applied[key] = (text, value)
     try:
-        return Config.model_validate(data)
+        return Config.model_validate(_with_overrides(data, applied, source))
     except ValidationError as e:
-        raise ConfigError(_format_errors(e, source, applied)) from None
+        lines = [_error_line(err, source, _blamed_override(err, data, applied, source)) for err in e.errors()]
+    raise ConfigError("invalid config\n  " + "\n  ".join(lines) if len(lines) > 1 else lines[0])
 
 
 def parse_override(text: str) -> tuple[str, Any]:
-    """``"train.total_steps=2e6"`` → ``("train.total_steps", 2000000.0)``; the value is YAML."""
+    """``"train.total_steps=2e6"`` → ``("train.total_steps", 2000000.0)``; the value is YAML,
+    except for a rule option (``rules.options.NAME=VALUE``), read by :func:`parse_rule_option`."""
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", key):
         raise ConfigError(f"override {text!r}: expected key.sub=value (for example train.total_steps=2e6)")
+    parts = key.split(".")
     try:
+        if len(parts) == 3 and parts[:2] == ["rules", "options"]:
+            return key, parse_rule_option(f"{parts[2]}={value}")[1]
         return key, parse_yaml(value) if value.strip() else None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"override {text!r}: the value is not valid YAML: {e}") from None
+    except (ConfigError, YamlError) as e:
+        raise ConfigError(f"override {text!r}: {e}") from None
+
+
+_RULE_OPTION_TYPES = {name: kind for name, kind in typing.get_type_hints(Rules).items() if name != "preset"}
+
+
+def parse_rule_option(text: str) -> tuple[str, Any]:
+    """One rule option from text, ``"NAME=VALUE"`` → ``(name, value)``, the value read by the
+    option's kind (RULES.md §2): a word for the named choices (``misere=none``), ``true``/``yes``/
+    ``on`` or ``false``/``no``/``off`` for switches (``slam_bonus=false``), a whole number for
+    the numbers (``misere_value=300``), and ``none``/``off``/``null`` or a number for
+    ``both_jokers_min_bid``. An unknown name or a value of the wrong kind raises
+    :class:`ConfigError`; whether a value is allowed is :func:`make_rules`'s to say."""
+    name, sep, raw = text.partition("=")
+    name, value = name.strip(), raw.strip()
+    if not sep or not name:
+        raise ConfigError(f"rule option {text!r}: expected NAME=VALUE (for example slam_bonus=false)")
+    kind = _RULE_OPTION_TYPES.get(name)
+    if kind is None:
+        raise ConfigError(f"unknown rule option {name!r}; options are: {', '.join(sorted(_RULE_OPTION_TYPES))}")
+    low = value.lower()
+    if kind is str:
+        return name, value
+    if kind is bool:
+        if low not in ("true", "yes", "on", "false", "no", "off"):
+            raise ConfigError(f"rule option {name!r} takes true or false, got {value!r}")
+        return name, low in ("true", "yes", "on")
+    if low in ("none", "off", "null") and kind is not int:  # the optional numbers (int | None)
+        return name, None
+    if not re.fullmatch(r"[-+]?[0-9]{1,18}", value):
+        raise ConfigError(f"rule option {name!r} takes a whole number{'' if kind is int else ' or none'}, got {value!r}")
+    return name, int(value)
 
 
 def save_config(config: Config, path: str | Path) -> None:
@@ -330,6 +382,14 @@ def _deep_copy(data: Any) -> Any:
     return data
 
 
+def _with_overrides(data: dict[str, Any], applied: dict[str, tuple[str, Any]], source: str) -> dict[str, Any]:
+    """A copy of ``data`` with every override of ``applied`` set (the data themselves untouched)."""
+    merged = _deep_copy(data)
+    for key, (text, value) in applied.items():
+        _set_dotted(merged, key, value, source, text)
+    return merged
+
+
 def _set_dotted(data: dict[str, Any], key: str, value: Any, source: str, text: str) -> None:
     node = data
     parts = key.split(".")
@@ -341,25 +401,48 @@ def _set_dotted(data: dict[str, Any], key: str, value: Any, source: str, text: s
             where = ".".join(parts[: i + 1])
             raise ConfigError(f"{source}: override {text!r}: {where} is a value, not a section")
         node = child
-    node[parts[-1]] = value
+    node[parts[-1]] = _deep_copy(value)
 
 
-def _format_errors(error: ValidationError, source: str, applied: dict[str, str]) -> str:
-    lines = []
-    for err in error.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-            parent = ".".join(str(p) for p in err["loc"][:-1])
-            known = _known_keys(parent)
-            if known:
-                msg += f" (known keys{' of ' + parent if parent else ''}: {', '.join(known)})"
-        elif "input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict):
-            msg += f" (got {err['input']!r})"
-        via = next((t for k, t in applied.items() if key == k or key.startswith(k + ".") or k.startswith(key + ".")), None)
-        lines.append(f"{source}: {key}: {msg}" + (f" [from the override {via!r}]" if via else ""))
-    return "invalid config\n  " + "\n  ".join(lines) if len(lines) > 1 else lines[0]
+def _error_key(err: Any) -> str:
+    return ".".join(str(p) for p in err["loc"])
+
+
+def _blamed_override(err: Any, data: dict[str, Any], applied: dict[str, tuple[str, Any]], source: str) -> str | None:
+    """The override behind a validation error, if any. An override that set the erring value
+    (or a section holding it) is to blame; one inside an erring section (or anywhere, for an
+    error of the whole config) only if the error goes away without it: a section's check
+    (say, a rule option that needs another preset) must not be blamed on an unrelated override
+    of that section."""
+    key = _error_key(err)
+    for k, (text, _) in applied.items():
+        if key == k or key.startswith(k + "."):
+            return text
+    for k, (text, _) in applied.items():
+        if key and not k.startswith(key + "."):
+            continue
+        others = {o: v for o, v in applied.items() if o != k}
+        try:
+            Config.model_validate(_with_overrides(data, others, source))
+            return text
+        except ValidationError as e:
+            if not any(_error_key(other) == key and other["msg"] == err["msg"] for other in e.errors()):
+                return text
+    return None
+
+
+def _error_line(err: Any, source: str, via: str | None) -> str:
+    key = _error_key(err) or "(top level)"
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+        parent = ".".join(str(p) for p in err["loc"][:-1])
+        known = _known_keys(parent)
+        if known:
+            msg += f" (known keys{' of ' + parent if parent else ''}: {', '.join(known)})"
+    elif "input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict):
+        msg += f" (got {err['input']!r})"
+    return f"{source}: {key}: {msg}" + (f" [from the override {via!r}]" if via else "")
 
 
 def _known_keys(dotted: str) -> list[str]:

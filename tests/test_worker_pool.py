@@ -1,0 +1,112 @@
+"""Worker processes that never hang: dead workers, failing and stuck jobs, and Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import worker_faults
+
+from training.worker_pool import WorkerError, run_jobs
+
+TESTS = Path(__file__).parent
+
+
+def test_results_come_back_in_job_order_whatever_the_workers():
+    done: list[int] = []
+    expected = [worker_faults.square(j) for j in range(9)]
+    assert run_jobs(worker_faults.square, list(range(9)), 3, timeout=60, on_done=done.append) == expected
+    assert sorted(done) == list(range(9))
+    assert run_jobs(worker_faults.square, list(range(9)), 1, timeout=60) == expected
+
+
+def test_a_dead_worker_is_an_error_within_seconds():
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match=r"a worker died \(exit code 7"):
+        run_jobs(worker_faults.exit_on_three, list(range(8)), 2, timeout=600)
+    assert time.monotonic() - start < 30  # not the 600 s time-out: the death itself is noticed
+
+
+def test_a_worker_killed_from_outside_mid_job_is_an_error(tmp_path):
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            run_jobs(worker_faults.record_pid_then_work, [(str(tmp_path), i) for i in range(4)], 2, timeout=600)
+        except BaseException as e:  # handed to the test's thread
+            outcome.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("*.pid")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(int(next(tmp_path.glob("*.pid")).stem), signal.SIGKILL)  # as the out-of-memory killer would
+    killed = time.monotonic()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and time.monotonic() - killed < 10  # the busy jobs had a minute left
+    assert len(outcome) == 1 and isinstance(outcome[0], WorkerError) and "exit code -9" in str(outcome[0])
+
+
+def test_a_failing_job_is_named():
+    with pytest.raises(WorkerError, match="job 2 failed in a worker: ValueError: no rollouts for job 2"):
+        run_jobs(worker_faults.fail_on_two, list(range(6)), 2, timeout=600)
+
+
+def test_a_stuck_job_overruns_its_time_out():
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match=r"job 1 has run for more than its time-out of 1 s"):
+        run_jobs(worker_faults.stall_on_one, list(range(6)), 2, timeout=1)
+    assert time.monotonic() - start < 30
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _interrupted_run(tmp_path: Path, whole_group: bool) -> tuple[subprocess.CompletedProcess[str], list[int]]:
+    """Start a run of two busy workers in a fresh process group, wait until both work, then send
+    SIGINT to the parent alone or to the whole group (as a terminal's Ctrl-C does)."""
+    script = textwrap.dedent(f"""
+        import worker_faults
+        from training.worker_pool import run_jobs
+        if __name__ == "__main__":
+            run_jobs(worker_faults.record_pid_then_work, [({str(tmp_path)!r}, i) for i in range(4)], 2, timeout=600)
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)])}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    pids = [int(p.stem) for p in tmp_path.glob("*.pid")]
+    assert len(pids) == 2, "the workers did not start"
+    if whole_group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGINT)
+    start = time.monotonic()
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 10  # the first Ctrl-C stops it: the jobs had a minute left
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), pids
+
+
+@pytest.mark.parametrize("whole_group", [False, True])
+def test_ctrl_c_stops_the_workers_and_propagates(tmp_path, whole_group):
+    result, pids = _interrupted_run(tmp_path, whole_group)
+    assert result.returncode != 0
+    assert result.stderr.count("Traceback") == 1 and result.stderr.rstrip().endswith("KeyboardInterrupt")
+    assert "worker_faults" not in result.stderr  # the traceback is the parent's, not a worker's
+    time.sleep(0.2)
+    assert not [pid for pid in pids if _alive(pid)], "a worker outlived the interrupted run"

@@ -16,7 +16,8 @@ import numpy as np  # noqa: E402
 from agents.neural import ActorCritic, central_size, load_agent  # noqa: E402
 from five_hundred_env.cli import main  # noqa: E402
 from training.config import Config, config_from_dict  # noqa: E402
-from training.ppo import SelfPlayCollector, compute_gae, train  # noqa: E402
+from training.ppo import compute_gae, train  # noqa: E402
+from training.selfplay import SelfPlayCollector  # noqa: E402
 
 torch.set_num_threads(1)
 

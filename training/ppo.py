@@ -167,7 +167,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, ro: Rollout
             optimizer.step()
         if tc.target_kl is not None and parts["approx_kl"].item() > tc.target_kl:
             break
-    bad = non_finite_tensors(dict(model.named_parameters()))
+    bad = non_finite_tensors(model.state_dict())
     if bad:
         raise NonFiniteError(f"the weights {', '.join(bad[:3])} became non-finite in the update")
     var_y = float(np.var(returns))
@@ -326,10 +326,12 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     session = Session(_initial_state(config, rules, device))
     if resume:
         _resume(session.state, run, config, rules, log)
-    runlog = RunLog(run, config.logging, session.state.global_step if resume else None, log,
-                    drop_kinds=frozenset(_stale_kinds(session.state)))
-    phase = "the warm start"
+    runlog: RunLog | None = None
+    phase = "the start"
     try:
+        runlog = RunLog(run, config.logging, session.state.global_step if resume else None, log,
+                        drop_kinds=frozenset(_stale_kinds(session.state)))
+        phase = "the warm start"
         run_warm_starts(config, rules, session, run, runlog, device, log)
         phase = "training"
         if ppo_loop(config, rules, session, run, runlog, device, stop_after_updates, log):
@@ -350,7 +352,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
                             f"({e.filename or 'writing the logs'}): training stopped; {run.last_checkpoint}; "
                             "free some space, then --resume") from None
     finally:
-        runlog.close()
+        if runlog is not None:
+            runlog.close()
 
 
 def _finish(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,

@@ -254,7 +254,8 @@ def _start_fresh(run_dir: Path, ckpt_dir: Path, old: Manifest | None, overwrite:
         moved = ""
         if old is not None and old.resolve(old.checkpoint_dir) != Path(os.path.normpath(ckpt_dir)):
             moved = f" (with its checkpoints in {old.resolve(old.checkpoint_dir)}, not {ckpt_dir})"
-        raise RunFolderError(f"{run_dir} already holds a run{moved}: {_names(present)}; pass --resume to "
+        where = run_dir if any(run_dir in p.parents for p in present) else f"the checkpoint folder {ckpt_dir}"
+        raise RunFolderError(f"{where} already holds a run{moved}: {_names(present)}; pass --resume to "
                              f"continue it, --overwrite to start again, or logging.run_name=NEW_NAME for a new run")
     manifest = Manifest.new(run_dir, ckpt_dir)
     if old is None:

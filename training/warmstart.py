@@ -64,7 +64,7 @@ def score_ci(report: Any) -> tuple[float, float, float]:
 
 
 def _check_finite(session: Session, after: str) -> None:
-    bad = non_finite_tensors(dict(session.state.model.named_parameters()))
+    bad = non_finite_tensors(session.state.model.state_dict())
     if bad:
         raise NonFiniteError(f"the weights {', '.join(bad[:3])} are not finite after {after}: nothing was checkpointed")
 

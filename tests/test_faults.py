@@ -184,7 +184,7 @@ def test_a_torn_last_row_is_dropped_with_a_warning(tmp_path, reference):
 
 
 def test_a_corrupt_latest_checkpoint_points_at_the_intact_periodic_one(tmp_path):
-    config = tiny(tmp_path, "corrupt")
+    config = tiny(tmp_path, "corrupt", train={"total_steps": 500})
     train(config, stop_after_updates=3, **QUIET)
     ckpt = tmp_path / "corrupt" / "checkpoints"
     periodic = sorted(ckpt.glob("step_*.pt"))[-1]
@@ -194,7 +194,7 @@ def test_a_corrupt_latest_checkpoint_points_at_the_intact_periodic_one(tmp_path)
     message = one_line(e)
     assert f"cp {periodic} {ckpt / 'latest.pt'}" in message and "--resume" in message
     os.replace(periodic, ckpt / "latest.pt")  # what the message says to do (cp) works
-    assert train(config, resume=True, **QUIET).global_step >= 1300
+    assert train(config, resume=True, **QUIET).global_step >= 500
 
 
 def test_resuming_a_final_checkpoint_is_refused_in_one_line(tmp_path):
@@ -242,7 +242,7 @@ def test_a_damaged_config_is_an_error_in_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("leftover", ["final.pt", "final_eval.json", "progress.csv", "tb", "step"])
 def test_a_fresh_run_refuses_a_folder_with_any_output(tmp_path, leftover):
-    config = tiny(tmp_path, "used", train={"total_steps": 600}, logging={"tensorboard": leftover == "tb"},
+    config = tiny(tmp_path, "used", train={"total_steps": 300}, logging={"tensorboard": leftover == "tb"},
                   evaluation={"final_deals": 2})
     train(config, **QUIET)
     run = tmp_path / "used"
@@ -264,12 +264,12 @@ def test_overwrite_deletes_only_what_the_run_wrote(tmp_path):
     shared.mkdir()
     precious = shared / "precious_agent.pt"
     precious.write_bytes(b"not ours")
-    config = tiny(tmp_path, "sharing", train={"total_steps": 600}, checkpoint={"dir": str(shared)})
+    config = tiny(tmp_path, "sharing", train={"total_steps": 300}, checkpoint={"dir": str(shared)})
     train(config, **QUIET)
     train(config, overwrite=True, **QUIET)
     assert precious.read_bytes() == b"not ours"
     # Another run's checkpoint in the shared folder: refused, never deleted or overwritten.
-    other = tiny(tmp_path, "other", train={"total_steps": 600}, checkpoint={"dir": str(shared)})
+    other = tiny(tmp_path, "other", train={"total_steps": 300}, checkpoint={"dir": str(shared)})
     before = (shared / "latest.pt").read_bytes()
     for how in ({}, {"overwrite": True}):
         with pytest.raises(RunFolderError) as e:

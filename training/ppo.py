@@ -360,7 +360,7 @@ def _finish(config: Config, rules: Rules, session: Session, run: RunFolder, runl
             log: Callable[[str], None]) -> TrainResult:
     """The final checkpoint, ``final.pt`` (the network alone), the final evaluation table."""
     st = session.state
-    train_time = time.time() - session.start
+    train_time = time.time() - session.loop_start
     steps_per_s = session.steps_per_s()
     checkpoint(run, session, rules, config)
     final = run.run_dir / "final.pt"

@@ -94,18 +94,19 @@ def test_killed_at_random_moments_the_resumed_run_loses_nothing(tmp_path, refere
     config_path.write_text(yaml.safe_dump(settings(tmp_path, "killed")))
     run = tmp_path / "killed"
     chance = random.Random(os.getpid())
-    for _ in range(3):
+    delays = [chance.uniform(1.0, 4.0) for _ in range(3)]  # in the failure messages: to replay a failure
+    for delay in delays:
         flags = ("--resume",) if (run / "checkpoints" / "latest.pt").exists() else ("--overwrite",)
         proc = _start(config_path, *flags)
-        time.sleep(chance.uniform(1.0, 4.0))
+        time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     flags = ("--resume",) if (run / "checkpoints" / "latest.pt").exists() else ("--overwrite",)
     proc = _start(config_path, *flags)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    assert rows(run / "progress.csv") == rows(reference / "progress.csv")
-    assert same_weights(run / "final.pt", reference / "final.pt")
+    assert proc.returncode == 0, (delays, err)
+    assert rows(run / "progress.csv") == rows(reference / "progress.csv"), delays
+    assert same_weights(run / "final.pt", reference / "final.pt"), delays
     assert not list(run.rglob("*.tmp"))
     manifest = Manifest.load(run)
     assert manifest is not None
@@ -143,6 +144,7 @@ def test_a_full_disk_stops_with_one_line_and_keeps_the_last_good_checkpoint(tmp_
         train(config, **QUIET)
     message = one_line(e)
     assert "no space left" in message and "--resume" in message and "latest.pt (step" in message
+    assert f"writing {tmp_path / 'full'}" in message and victim in message.split(" at step")[0]
     monkeypatch.undo()
     latest = tmp_path / "full" / "checkpoints" / "latest.pt"
     step = torch.load(latest, weights_only=True)["counters"]["global_step"]

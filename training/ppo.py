@@ -348,8 +348,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     except OSError as e:
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
-        raise DiskFullError(f"no space left on the device at step {session.state.global_step} "
-                            f"({e.filename or 'writing the logs'}): training stopped; {run.last_checkpoint}; "
+        raise DiskFullError(f"no space left on the device writing {e.filename or 'the run'} at step "
+                            f"{session.state.global_step}: training stopped; {run.last_checkpoint}; "
                             "free some space, then --resume") from None
     finally:
         if runlog is not None:

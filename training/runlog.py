@@ -67,9 +67,12 @@ class RunLog:
         """One row: to the CSV (unknown keys are not columns and go to TensorBoard only) and
         every finite number but the kind to TensorBoard at ``tb_step`` (default: the row's global step)."""
         if self._csv is not None:
-            self._csv.write(_csv_line([_fmt(row.get(k)) for k in CSV_COLUMNS]))
-            self._csv.flush()
-            os.fsync(self._csv.fileno())  # a checkpoint never claims rows the disk does not hold
+            try:
+                self._csv.write(_csv_line([_fmt(row.get(k)) for k in CSV_COLUMNS]))
+                self._csv.flush()
+                os.fsync(self._csv.fileno())  # a checkpoint never claims rows the disk does not hold
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, str(self.csv_path)) from None
         if self._tb is not None:
             step = int(row["global_step"]) if tb_step is None else tb_step
             for key, value in row.items():

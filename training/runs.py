@@ -94,6 +94,9 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], None], tag: str) -> No
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from None  # the file meant, not the descriptor
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -16,7 +16,9 @@ import numpy as np  # noqa: E402
 from agents.neural import ActorCritic, central_size, load_agent  # noqa: E402
 from training.cli import main  # noqa: E402
 from training.config import Config, config_from_dict  # noqa: E402
-from training.ppo import SelfPlayCollector, compute_gae, train  # noqa: E402
+from training.ppo import compute_gae, train  # noqa: E402
+from training.runs import CONFIG, OUTPUT, Manifest  # noqa: E402
+from training.selfplay import SelfPlayCollector  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -117,6 +119,9 @@ def test_tiny_training_run_end_to_end(tmp_path):
     for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else agent.act(obs))
+    manifest = Manifest.load(run)  # every file the run wrote is listed, the TensorBoard events too
+    written = {p for p in run.rglob("*") if p.is_file() and p.name != "manifest.json"}
+    assert written == set(manifest.listed(OUTPUT, CONFIG))
     assert main(["plot", str(run)]) == 0 and (run / "curves.png").stat().st_size > 10_000
     with pytest.raises(ValueError, match="already holds a run"):
         train(config)
@@ -200,3 +205,27 @@ def test_imitation_warm_start_and_init_from(tmp_path):
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     with pytest.raises(ValueError, match="holds another network"):
         train(tiny(tmp_path, "other", network={"hidden_sizes": [8]}, pretrain={"init_from": str(warm)}))
+
+
+def test_messages_go_above_the_progress_bar(tmp_path, monkeypatch):
+    # Printed with print(), a message lands in the middle of the bar's line; tqdm.write clears it.
+    tqdm = pytest.importorskip("tqdm")
+    written: list[str] = []
+    monkeypatch.setattr(tqdm.tqdm, "write", classmethod(lambda cls, s, *a, **k: written.append(s)))
+    train(tiny(tmp_path, "bar", logging={"progress": True}), stop_after_updates=2)
+    assert any(m.startswith("stopped after 2 updates") for m in written)
+
+
+def test_imitation_epochs_show_a_progress_bar(tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    from agents.heuristic import HeuristicAgent
+    from training.imitation import behaviour_clone, teacher_demonstrations
+
+    config = tiny(tmp_path, "bc", pretrain={"deals": 2, "epochs": 2, "batch_size": 32})
+    rules = config.to_rules()
+    rng = np.random.default_rng(0)
+    demos = teacher_demonstrations(rules, HeuristicAgent(rules, 0), 2, rng, central=False)
+    probe = ActorCritic(demos["obs"].shape[1], demos["mask"].shape[1], [8])
+    behaviour_clone(probe, demos, config.pretrain, rng, torch.device("cpu"), log=lambda _: None, progress=True)
+    batches = 2 * -(-(len(demos["actions"]) - max(1, len(demos["actions"]) // 10)) // 32)
+    assert f"{batches}/{batches}" in capsys.readouterr().err.split("imitation")[-1]

@@ -44,11 +44,7 @@ def teacher_demonstrations(rules: Rules, teacher: Agent, deals: int, rng: np.ran
     extra_l: list[np.ndarray] = []
     act_l: list[int] = []
     ret_l: list[float] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=deals, unit="deal", desc="teacher deals", dynamic_ncols=True)
+    bar = _bar(deals, "teacher deals", "deal", progress)
     for _ in range(deals):
         teacher.seed(int(rng.integers(2**31)))
         env.reset(seed=int(rng.integers(2**31)))
@@ -86,10 +82,11 @@ def teacher_demonstrations(rules: Rules, teacher: Agent, deals: int, rng: np.ran
 
 def behaviour_clone(model: ActorCritic, data: dict[str, np.ndarray], cfg: PretrainConfig, rng: np.random.Generator,
                     device: torch.device, log: Any = print,
-                    on_epoch: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
+                    on_epoch: Callable[[dict[str, float]], None] | None = None,
+                    progress: bool = False) -> list[dict[str, float]]:
     """Fit the actor to the teacher's actions and the critic to the returns; one metrics dict per
     epoch (also passed to ``on_epoch``). A tenth of the decisions is held out to report how well
-    the policy generalises."""
+    the policy generalises. ``progress`` shows a bar over the minibatches of all epochs."""
     n = len(data["actions"])
     order = rng.permutation(n)
     held = order[: max(1, n // 10)]
@@ -98,6 +95,8 @@ def behaviour_clone(model: ActorCritic, data: dict[str, np.ndarray], cfg: Pretra
     central = model.critic_extra > 0
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     history = []
+    batches = math.ceil(len(train_idx) / cfg.batch_size)
+    bar = _bar(cfg.epochs * batches, "imitation", "batch", progress)
     for epoch in range(cfg.epochs):
         # Linear decay to zero over the epochs: the last passes polish rather than jump around.
         for group in optimizer.param_groups:
@@ -117,6 +116,8 @@ def behaviour_clone(model: ActorCritic, data: dict[str, np.ndarray], cfg: Pretra
             optimizer.step()
             total["policy_loss"] += policy_loss.item() * len(mb)
             total["value_loss"] += value_loss.item() * len(mb)
+            if bar:
+                bar.update(1)
         metrics = {k: v / len(perm) for k, v in total.items()}
         metrics.update(_held_out(model, tensors, held, central))
         metrics["epoch"] = float(epoch + 1)
@@ -126,7 +127,18 @@ def behaviour_clone(model: ActorCritic, data: dict[str, np.ndarray], cfg: Pretra
         log(f"imitation epoch {epoch + 1}/{cfg.epochs}: policy loss {metrics['policy_loss']:.3f}, value loss "
             f"{metrics['value_loss']:.3f}; held out: agreement {metrics['agreement']:.1%}, "
             f"bidding {metrics['bid_agreement']:.1%}")
+    if bar:
+        bar.close()
     return history
+
+
+def _bar(total: int, desc: str, unit: str, enabled: bool) -> Any:
+    """A tqdm bar, or ``None`` without progress display."""
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, dynamic_ncols=True)
 
 
 def _held_out(model: ActorCritic, t: dict[str, torch.Tensor], held: np.ndarray, central: bool) -> dict[str, float]:

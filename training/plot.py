@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Any
 
 
 def read_progress(path: str | Path, kind: str = "update") -> list[dict[str, float | str]]:
@@ -59,74 +60,68 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
         fig.suptitle(f"{csv_path.parent.name}: bid rollouts, no PPO")
         return _save(fig, out)
 
-    def col(name: str) -> list[float]:
-        return [float(r.get(name, math.nan)) for r in rows]  # type: ignore[arg-type]
-
-    def series(name: str) -> tuple[list[float], list[float]]:
-        pairs = [(s, v) for s, v in zip(steps, col(name), strict=True) if not math.isnan(v)]
-        return [p[0] for p in pairs], [p[1] for p in pairs]
-
-    steps = col("global_step")
-
-    def eval_series(name: str) -> tuple[list[float], list[float]]:
-        x, y = series(name)
-        first = [(float(r["global_step"]), float(r[name])) for r in starts if not math.isnan(float(r.get(name, math.nan)))]
-        return [p[0] for p in first] + x, [p[1] for p in first] + y
+    steps = _column(rows, "global_step")
     fig, axes = plt.subplots(3 if rollouts else 2, 2, figsize=(13, 12.5 if rollouts else 8.5))
     if rollouts:
         _rollout_panels(axes[2], rollouts, starts, finals)
-    ax = axes[0][0]
-    for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
-        x, m = eval_series(f"eval_{opponent}_mean")
+    _evaluation_panel(axes[0][0], rows, starts, finals)
+    _lines_panel(axes[0][1], rows, ("return_vs_random", "return_vs_heuristic", "return_vs_snapshot"),
+                 "training deals: learning side's result (points, smoothed)", strip="return_")
+    axes[0][1].axhline(0, color="grey", lw=0.8)
+    _lines_panel(axes[1][0], rows, ("policy_loss", "value_loss", "entropy", "approx_kl", "explained_variance"), "PPO")
+    axes[1][0].set_yscale("symlog", linthresh=0.01)
+    _lines_panel(axes[1][1], rows, ("bid_won_rate", "contract_made_rate", "nt_share", "misere_share", "thrown_in_rate"),
+                 "bidding (learning sides)")
+    axes[1][1].set_ylim(-0.02, 1.02)
+    fig.suptitle(f"{csv_path.parent.name}: {int(steps[-1])} learner steps")
+    return _save(fig, out)
+
+
+Rows = list[dict[str, float | str]]
+
+
+def _column(rows: Rows, name: str) -> list[float]:
+    return [float(r.get(name, math.nan)) for r in rows]  # type: ignore[arg-type]
+
+
+def _series(rows: Rows, name: str) -> tuple[list[float], list[float]]:
+    """The steps and values of a column where it has a value."""
+    pairs = [(s, v) for s, v in zip(_column(rows, "global_step"), _column(rows, name), strict=True) if not math.isnan(v)]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _lines_panel(ax: Any, rows: Rows, names: tuple[str, ...], title: str, strip: str = "") -> None:
+    """Smoothed curves of some columns against the learner steps."""
+    for name in names:
+        x, y = _series(rows, name)
         if x:
-            _, lo = eval_series(f"eval_{opponent}_lo")
-            _, hi = eval_series(f"eval_{opponent}_hi")
+            ax.plot(x, _smooth(y), label=name.replace(strip, "") if strip else name)
+    ax.set_title(title)
+    ax.set_xlabel("learner steps")
+    _legend(ax)
+
+
+def _evaluation_panel(ax: Any, rows: Rows, starts: Rows, finals: Rows) -> None:
+    """The periodic duplicate evaluations (after the warm start first) with their intervals, and
+    the final one as a star."""
+    for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+        x, m = _series(starts + rows, f"eval_{opponent}_mean")
+        if x:
+            _, lo = _series(starts + rows, f"eval_{opponent}_lo")
+            _, hi = _series(starts + rows, f"eval_{opponent}_hi")
             ax.plot(x, m, "o-", color=colour, label=f"vs {opponent}")
             ax.fill_between(x, lo, hi, color=colour, alpha=0.2)
         for row in finals:  # the final evaluation (more deals): a star with its interval
-            m = float(row.get(f"eval_{opponent}_mean", math.nan))
-            if not math.isnan(m):
-                lo, hi = float(row[f"eval_{opponent}_lo"]), float(row[f"eval_{opponent}_hi"])
-                ax.errorbar([float(row["global_step"])], [m], yerr=[[m - lo], [hi - m]], fmt="*", ms=12,
+            mean = float(row.get(f"eval_{opponent}_mean", math.nan))
+            if not math.isnan(mean):
+                low, high = float(row[f"eval_{opponent}_lo"]), float(row[f"eval_{opponent}_hi"])
+                ax.errorbar([float(row["global_step"])], [mean], yerr=[[mean - low], [high - mean]], fmt="*", ms=12,
                             color=colour, capsize=4, label=f"final vs {opponent}")
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_title("duplicate evaluation: score difference per deal (95% CI)")
     ax.set_xlabel("learner steps")
     ax.set_ylabel("points per deal")
     _legend(ax)
-
-    ax = axes[0][1]
-    for name in ("return_vs_random", "return_vs_heuristic", "return_vs_snapshot"):
-        x, y = series(name)
-        if x:
-            ax.plot(x, _smooth(y), label=name.replace("return_", ""))
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_title("training deals: learning side's result (points, smoothed)")
-    ax.set_xlabel("learner steps")
-    _legend(ax)
-
-    ax = axes[1][0]
-    for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "explained_variance"):
-        x, y = series(name)
-        if x:
-            ax.plot(x, _smooth(y), label=name)
-    ax.set_title("PPO")
-    ax.set_xlabel("learner steps")
-    ax.set_yscale("symlog", linthresh=0.01)
-    _legend(ax)
-
-    ax = axes[1][1]
-    for name in ("bid_won_rate", "contract_made_rate", "nt_share", "misere_share", "thrown_in_rate"):
-        x, y = series(name)
-        if x:
-            ax.plot(x, _smooth(y), label=name)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title("bidding (learning sides)")
-    ax.set_xlabel("learner steps")
-    _legend(ax)
-
-    fig.suptitle(f"{csv_path.parent.name}: {int(steps[-1])} learner steps")
-    return _save(fig, out)
 
 
 def _save(fig: object, out: Path) -> Path:

@@ -1,0 +1,185 @@
+"""Before and after PPO: the optional warm starts, and the evaluations of the greedy policy.
+
+Warm starts (``pretrain``), in order, only before the first PPO update:
+
+* ``init_from``: the weights of an earlier checkpoint (same preset and network);
+* ``deals``: imitation of the teacher agent (:mod:`training.imitation`): PPO from a random
+  network learns that bidding loses, stops bidding, and never learns to play contracts;
+* ``bid_rollouts``: the bidding improved from rollouts of every candidate bid on the same deals
+  (:mod:`training.bid_rollouts`);
+
+then, if any ran, the policy is evaluated (an ``eval`` row: the yardstick for what PPO adds).
+Each of the last three is checkpointed once finished, with its name in the checkpoint's
+``warm_starts_done``, so that a resume neither repeats it nor skips the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agents.neural import NeuralAgent, make_adviser, read_checkpoint
+from agents.registry import make_agent
+from five_hundred_env.rules import Rules
+from training.config import Config
+from training.runlog import RunLog
+from training.runs import (
+    CACHE,
+    NonFiniteError,
+    RunFolder,
+    Session,
+    checkpoint,
+    non_finite_tensors,
+    preserved_rng,
+    write_atomic,
+)
+
+WARM_START_KINDS = {"imitation": "imitation", "bid_rollouts": "bid_rollouts", "eval": "warm_start_eval"}
+"""The kind of ``progress.csv`` row each warm-start stage writes -> the stage's name."""
+
+Log = Callable[[str], None]
+
+
+def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: int, label: str | None = None) -> Any:
+    """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B)."""
+    from training.evaluate import duplicate_match
+
+    with preserved_rng(), torch.inference_mode():
+        agent = NeuralAgent(rules, seed, model=model, greedy=True)
+        if label:
+            agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
+        report = duplicate_match(rules, agent, make_agent(opponent, rules, seed + 1), deals, seed=seed)
+    model.train()
+    return report
+
+
+def score_ci(report: Any) -> tuple[float, float, float]:
+    """The mean score difference per deal of a report and its 95% interval."""
+    d = report.to_dict()["score_diff_per_deal"]
+    return float(d["mean"]), float(d["ci95"][0]), float(d["ci95"][1])
+
+
+def _check_finite(session: Session, after: str) -> None:
+    bad = non_finite_tensors(session.state.model.state_dict())
+    if bad:
+        raise NonFiniteError(f"the weights {', '.join(bad[:3])} are not finite after {after}: nothing was checkpointed")
+
+
+def init_from(config: Config, rules: Rules, session: Session, log: Log) -> None:
+    """Start from the weights of ``pretrain.init_from``."""
+    path, model = config.pretrain.init_from, session.state.model
+    data = read_checkpoint(path, rules)
+    if data["model_spec"] != model.spec():
+        raise ValueError(f"pretrain.init_from: {path} holds another network "
+                         f"({data['model_spec']}, this config builds {model.spec()})")
+    model.load_state_dict(data["model"])
+    _check_finite(session, f"loading {path}")
+    log(f"network initialised from {path}")
+
+
+def imitation(config: Config, rules: Rules, session: Session, runlog: RunLog, device: torch.device, log: Log) -> None:
+    """Imitate the teacher: its demonstrations, then behaviour cloning (a row per epoch)."""
+    from training.imitation import behaviour_clone, teacher_demonstrations
+
+    pc, st = config.pretrain, session.state
+    log(f"imitation warm start: {pc.deals} deals of the {pc.teacher} agent in every seat")
+    demos = teacher_demonstrations(rules, make_agent(pc.teacher, rules), pc.deals, st.rng,
+                                   config.network.critic == "central", config.env.reward, config.env.reward_scale,
+                                   config.train.gamma, config.logging.progress,
+                                   adviser=make_adviser(config.network.advice, rules))
+
+    def log_epoch(epoch: dict[str, float]) -> None:
+        runlog.write({"kind": "imitation", "global_step": 0, "update": 0, "time_s": session.elapsed(),
+                      "policy_loss": epoch["policy_loss"], "value_loss": epoch["value_loss"],
+                      "imitation_agreement": epoch["agreement"], "imitation_bid_agreement": epoch["bid_agreement"]},
+                     tb_step=int(epoch["epoch"]))
+
+    behaviour_clone(st.model, demos, pc, st.rng, device, log, on_epoch=log_epoch, progress=config.logging.progress)
+    _check_finite(session, "the imitation warm start")
+
+
+def bid_rollouts(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,
+                 device: torch.device, log: Log) -> None:
+    """Bids that beat the heuristic's, measured by rollouts on the same deals (a row per epoch)."""
+    from training.bid_rollouts import improve_bidding, rollout_targets
+
+    br, st = config.pretrain.bid_rollouts, session.state
+    log(f"bid rollouts: every candidate bid of {br.deals} heuristic deals played out ({br.workers} workers)")
+    # Cached in the run's folder: a fresh run (--overwrite) with the same deals reuses them.
+    cache = run.run_dir / "bid_rollouts.npz"
+    run.manifest.add(cache, CACHE)
+    targets = rollout_targets(rules, br, st.rng, config.logging.progress, cache=cache)
+    log(f"bid rollouts: {len(targets['bid_x'])} bidding decisions, {len(targets['play_x'])} other decisions")
+
+    def log_epoch(epoch: dict[str, float]) -> None:
+        runlog.write({"kind": "bid_rollouts", "global_step": 0, "update": 0, "time_s": session.elapsed(),
+                      "rollout_gain": 100 * epoch["gain"], "rollout_gain_se": 100 * epoch["gain_se"],
+                      "rollout_deviation": epoch["deviation"], "rollout_play_agreement": epoch["play_agreement"]},
+                     tb_step=int(epoch["epoch"]))
+
+    improve_bidding(st.model, targets, br, device, log, on_epoch=log_epoch)
+    _check_finite(session, "the bid rollouts")
+
+
+def warm_start_eval(config: Config, rules: Rules, session: Session, runlog: RunLog, log: Log) -> None:
+    """Where the warm starts leave the policy: the yardstick for what PPO adds."""
+    ev = config.evaluation
+    row: dict[str, Any] = {"kind": "eval", "global_step": 0, "update": 0, "time_s": session.elapsed()}
+    for opponent in ev.opponents:
+        m, lo, hi = score_ci(evaluate_policy(session.state.model, rules, opponent, ev.deals, ev.seed))
+        row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi})
+    runlog.write(row)
+    log("after the warm start: " + ", ".join(
+        f"{o} {row[f'eval_{o}_mean']:+.1f} [{row[f'eval_{o}_lo']:+.1f}, {row[f'eval_{o}_hi']:+.1f}]"
+        for o in ev.opponents))
+
+
+def run_warm_starts(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,
+                    device: torch.device, log: Log) -> None:
+    """The warm starts the config asks for that the training state has not done yet."""
+    st, pc, ev = session.state, config.pretrain, config.evaluation
+    if st.updates or st.global_step:
+        return  # PPO has started: warm starts are over (even if a resume's config asks for more)
+    fresh = not st.warm_starts_done and not run.latest.exists()
+    if fresh and pc.init_from:
+        init_from(config, rules, session, log)
+    stages: list[tuple[str, bool, Callable[[], None]]] = [
+        ("imitation", pc.deals > 0, lambda: imitation(config, rules, session, runlog, device, log)),
+        ("bid_rollouts", pc.bid_rollouts.deals > 0,
+         lambda: bid_rollouts(config, rules, session, run, runlog, device, log)),
+        ("warm_start_eval", bool((pc.deals or pc.init_from or pc.bid_rollouts.deals) and ev.interval and ev.deals),
+         lambda: warm_start_eval(config, rules, session, runlog, log)),
+    ]
+    for name, wanted, stage in stages:
+        if wanted and name not in st.warm_starts_done:
+            stage()
+            st.warm_starts_done.append(name)
+            checkpoint(run, session, rules, config)  # a resume never repeats it
+
+
+def final_evaluation(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog, final: Path,
+                     log: Log) -> dict[str, Any]:
+    """The final evaluation table against each opponent (``final_eval`` rows, ``final_eval.json``)."""
+    ev, st = config.evaluation, session.state
+    evaluations: dict[str, Any] = {}
+    if not ev.final_deals:
+        return evaluations
+    log(f"\nfinal evaluation: {ev.final_deals} duplicate deals against each of {', '.join(ev.opponents)}")
+    for opponent in ev.opponents:
+        # Named after the checkpoint file, as `five-hundred evaluate` names it.
+        report = evaluate_policy(st.model, rules, opponent, ev.final_deals, ev.seed, label=final.name)
+        evaluations[opponent] = report.to_dict()
+        log(f"\n== {final} vs {opponent} ==")
+        log(report.format_table())
+        m, lo, hi = score_ci(report)
+        runlog.write({"kind": "final_eval", "global_step": st.global_step, "update": st.updates,
+                      f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi})
+    path = run.run_dir / "final_eval.json"
+    run.manifest.add(path)
+    body = json.dumps(evaluations, indent=2).encode()
+    write_atomic(path, lambda f: f.write(body), run.manifest.run_id)
+    return evaluations

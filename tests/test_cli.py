@@ -310,27 +310,21 @@ def test_ctrl_c_during_evaluate_or_start_up_is_one_line(capsys, monkeypatch):
     assert capsys.readouterr().err.strip() == "five-hundred: interrupted"
 
 
-@pytest.mark.parametrize("phase", ["warm start", "final evaluation"])
-def test_ctrl_c_outside_the_training_loop_is_one_line(tmp_path, capsys, monkeypatch, phase):
+def test_ctrl_c_in_the_warm_start_says_where_and_exits_130(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the warm start: train() says in which phase and how to go on, the command
+    line adds one line and exits 130, with no traceback."""
     pytest.importorskip("torch")
     pytest.importorskip("pydantic")
     from training import ppo
 
-    def interrupted_train(config, resume=False, overwrite=False):
-        if phase == "final evaluation":  # the agent was saved, then its evaluation was cut short
-            run = ppo.run_dir_of(config)
-            run.mkdir(parents=True)
-            (run / "final.pt").write_bytes(b"saved")
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ppo, "train", interrupted_train)
+    monkeypatch.setattr(ppo, "run_warm_starts", interrupted)
     assert main(["train", "configs/quickstart.yaml", f"logging.dir={tmp_path}"]) == 130
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("five-hundred: interrupted;")
-    if phase == "final evaluation":
-        assert "final evaluation was cut short" in lines[0] and "final.pt" in lines[0]
-    else:
-        assert "--resume" in lines[0]
+    out, err = capsys.readouterr()
+    assert "interrupted during the warm start" in out and "--overwrite" in out  # no checkpoint yet
+    assert err.strip() == "five-hundred: interrupted" and "Traceback" not in out + err
 
 
 def make_bad_record(path, change) -> None:

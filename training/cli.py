@@ -112,10 +112,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     """Train an agent by PPO self-play from a YAML config (training.ppo)."""
-    import time
-
     from training.config import load_config  # torch is imported only by the commands that need it
-    from training.ppo import run_dir_of, train
+    from training.ppo import train
 
     # The overrides take the rest of the line (argparse cannot mix a list of positionals with
     # flags), so --resume / --overwrite written after them are picked out here.
@@ -125,17 +123,11 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
     overrides = [a for a in args.overrides if not a.startswith("-")]
     config = load_config(args.config, overrides)
-    started = time.time()
     try:
         train(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
-    except KeyboardInterrupt as e:  # in the update loop, train() has also said where --resume picks up
+    except KeyboardInterrupt as e:  # train() has said in which phase, and whether --resume picks up
         message, status = _interruption(e)
-        final = run_dir_of(config) / "final.pt"
-        if final.is_file() and final.stat().st_mtime >= started:
-            where = f"the final evaluation was cut short; the trained agent is saved at {final}"
-        else:
-            where = "--resume continues the run from its latest checkpoint, if one was written"
-        print(f"\nfive-hundred: {message}; {where}", file=sys.stderr)
+        print(f"five-hundred: {message}", file=sys.stderr)
         return status
     return 0
 
@@ -236,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("overrides", nargs=argparse.REMAINDER, metavar="KEY=VALUE",
                        help="override a config key, e.g. train.total_steps=2e6")
     train.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
-    train.add_argument("--overwrite", action="store_true", help="start the run again, deleting its checkpoints and logs")
+    train.add_argument("--overwrite", action="store_true", help="start again, deleting only the files in its manifest.json")
     train.set_defaults(func=_train)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")

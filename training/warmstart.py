@@ -76,8 +76,7 @@ def init_from(config: Config, rules: Rules, session: Session, log: Log) -> None:
     if data["model_spec"] != model.spec():
         raise ValueError(f"pretrain.init_from: {path} holds another network "
                          f"({data['model_spec']}, this config builds {model.spec()})")
-    model.load_state_dict(data["model"])
-    _check_finite(session, f"loading {path}")
+    model.load_state_dict(data["model"])  # read_checkpoint has refused non-finite weights
     log(f"network initialised from {path}")
 
 

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from torch.distributions import Categorical
 from agents.base import Agent
 from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.engine import Deal
+from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules, make_rules
 
 CHECKPOINT_FORMAT = "five-hundred-ppo/1"
@@ -251,22 +250,10 @@ class NeuralAgent(Agent):
 
 # -- checkpoints -------------------------------------------------------------------------------
 
-def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write a checkpoint atomically: to a temporary file in the same folder, then ``os.replace``,
-    so a crash mid-write never leaves a truncated checkpoint behind."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"format": CHECKPOINT_FORMAT, **payload}
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def save_checkpoint(path: str | Path, payload: dict[str, Any], tag: str | None = None) -> None:
+    """Write a checkpoint whole or not at all (:func:`five_hundred_env.files.write_atomic`; ``tag``
+    names its temporary file), so a crash mid-write never leaves a truncated checkpoint behind."""
+    write_atomic(path, lambda f: torch.save({"format": CHECKPOINT_FORMAT, **payload}, f), tag)
 
 
 def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[str, Any]:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-from pathlib import Path
 from typing import Any
 
 from five_hundred_env.actions import action_to_str, parse_action
 from five_hundred_env.engine import Deal, Game, deal_to_cards
+from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
 
 RECORD_FORMAT = "five-hundred-record/1"
@@ -114,25 +113,8 @@ def save_record(state_or_record: Deal | Game | dict[str, Any], path: str | os.Pa
     """Write a record as JSON, atomically and durably: a temporary file beside ``path`` (created
     with the user's umask, like any new file), flushed to disk, then renamed into place."""
     record = state_or_record if isinstance(state_or_record, dict) else record_of(state_or_record)
-    path = Path(path)
     text = json.dumps(record, indent=1) + "\n"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if hasattr(os, "O_DIRECTORY"):  # POSIX: make the rename itself durable too
-        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    write_atomic(path, lambda f: f.write(text.encode()))
 
 
 def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from five_hundred_env.files import write_atomic
 from training.config import LoggingConfig
-from training.runs import RunFolder, RunFolderError, write_atomic
+from training.runs import RunFolder, RunFolderError
 
 CSV_COLUMNS = (
     "kind", "global_step", "update", "env_steps", "deals", "time_s", "steps_per_s", "learning_rate",

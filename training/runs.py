@@ -28,12 +28,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-from agents.neural import CHECKPOINT_FORMAT, ActorCritic, CheckpointError, read_checkpoint
+from agents.neural import ActorCritic, CheckpointError, read_checkpoint, save_checkpoint
+from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
 from training.config import Config
 from training.selfplay import SnapshotPool
@@ -79,39 +80,6 @@ def checkpoint_dir_of(config: Config) -> Path:
 
 
 # -- writing files that survive crashes ----------------------------------------------------------
-
-def write_atomic(path: Path, write: Callable[[IO[bytes]], None], tag: str) -> None:
-    """Write ``path`` whole or not at all: to ``NAME.<tag>.tmp`` beside it (mode 0666 less the
-    umask), fsync, ``os.replace``, fsync the folder. On any error the temporary file goes and an
-    earlier ``path`` stays as it was."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{tag}.tmp")
-    tmp.unlink(missing_ok=True)  # a leftover keeps its own mode; start from a new file
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise OSError(e.errno, e.strerror, str(path)) from None  # the file meant, not the descriptor
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (where the platform allows opening folders)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
 
 # -- the manifest --------------------------------------------------------------------------------
 
@@ -368,7 +336,7 @@ def save_checkpoint_file(run: RunFolder, path: Path, payload: dict[str, Any]) ->
     if bad:
         raise NonFiniteError(f"not writing {path}: the weights {', '.join(bad[:3])} are not finite")
     run.manifest.add(path)
-    write_atomic(path, lambda f: torch.save({"format": CHECKPOINT_FORMAT, **payload}, f), run.manifest.run_id)
+    save_checkpoint(path, payload, tag=run.manifest.run_id)
 
 
 def write_checkpoint(run: RunFolder, payload: dict[str, Any], keep: int, periodic: bool) -> None:

@@ -24,6 +24,7 @@ import torch
 
 from agents.neural import NeuralAgent, make_adviser, read_checkpoint
 from agents.registry import make_agent
+from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
 from training.config import Config
 from training.runlog import RunLog
@@ -35,7 +36,6 @@ from training.runs import (
     checkpoint,
     non_finite_tensors,
     preserved_rng,
-    write_atomic,
 )
 
 WARM_START_KINDS = {"imitation": "imitation", "bid_rollouts": "bid_rollouts", "eval": "warm_start_eval"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
@@ -81,3 +82,10 @@ def test_deals_and_game_do_not_mix(capsys):
     with pytest.raises(SystemExit):
         main(["watch", "random", "random", "--deals", "2", "--game"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_gif_without_pillow_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)  # as if Pillow were not installed
+    assert main(["watch", "random", "random", "--gif", str(tmp_path / "x.gif")]) == 2
+    assert "--gif needs Pillow" in capsys.readouterr().err
+    assert not (tmp_path / "x.gif").exists()

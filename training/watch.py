@@ -44,7 +44,10 @@ class GifRecorder:
     """The table picture after every action, captioned with the action, saved as an animated GIF."""
 
     def __init__(self, path: Path, viewer: int | None, frame_ms: int) -> None:
-        from PIL import Image  # only when a GIF is asked for
+        try:
+            from PIL import Image  # only when a GIF is asked for
+        except ImportError:
+            raise ValueError("--gif needs Pillow: pip install pillow") from None
 
         self.image_module = Image
         self.path, self.viewer, self.frame_ms = path, viewer, frame_ms

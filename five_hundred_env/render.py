@@ -239,7 +239,7 @@ def explain_illegal(deal: Deal, action: int) -> str:
     elif deal.phase == Phase.BIDDING:
         reason = _bid_reason(deal, action)
     elif deal.phase == Phase.DISCARD:
-        reason = _card_reason(deal, action, "discard") if is_card_action(action) else (
+        reason = f"you do not hold {name}" if is_card_action(action) else (
             f"discard {deal.rules.kitty_size - deal.discards.bit_count()} more card(s) from your hand")
     elif deal.phase == Phase.NOMINATE:
         reason = "nominate a suit for the joker (NOMINATE_S, _C, _D, _H) or decline (NO_NOMINATION)"
@@ -267,14 +267,14 @@ def _bid_reason(deal: Deal, action: int) -> str:
     return f"a bid must outrank {high}" if high else "not a bid here"
 
 
-def _card_reason(deal: Deal, action: int, verb: str) -> str:
-    """Why a card action is refused: not held, a suitless joker led without naming a suit, or
-    (following) not following suit."""
+def _card_reason(deal: Deal, action: int) -> str:
+    """Why playing a card is refused: not held, a suitless joker led without naming a suit, or
+    not following suit."""
     card = action_card(action)
     hand = deal.hands[deal.to_act]
     if not hand >> card & 1:
         return f"you do not hold {card_to_str(card, deal.rules.two_jokers)}"
-    if verb == "play" and not deal.trick:
+    if not deal.trick:
         return "a suitless joker is led naming the suit to follow, e.g. " + _joker_lead_example(deal, card)
     led = deal.led_suit
     following = hand & SUIT_CARDS[deal.ctx][led]
@@ -294,7 +294,7 @@ def _joker_lead_example(deal: Deal, card: int) -> str:
 
 def _play_reason(deal: Deal, action: int) -> str:
     if is_card_action(action):
-        return _card_reason(deal, action, "play")
+        return _card_reason(deal, action)
     if not is_joker_lead(action):
         return "it is the play: play a card"
     card = action_card(action)

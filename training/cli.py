@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-DESCRIPTION = ("Five Hundred: play a game in the terminal, replay a record, evaluate agents in duplicate, "
+DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
                "train an agent by PPO self-play, plot a run.")
 
 
@@ -187,6 +187,15 @@ def _play(args: argparse.Namespace) -> int:
     return play_in_terminal(rules, args.seat, args.opponents, args.seed, args.deals, save)
 
 
+def _watch(args: argparse.Namespace) -> int:
+    from training.watch import watch_in_terminal
+
+    rules = _rules_from_args(args)
+    gif = _output_path(args.gif, "--gif") if args.gif else None
+    return watch_in_terminal(rules, args.agents, args.seed, None if args.game else args.deals,
+                             gif=gif, viewer=args.viewer, delay=args.delay)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from training.terminal import replay_in_terminal
 
@@ -253,6 +262,20 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--deals", type=int, default=None, help="stop after this many deals (default: the whole game)")
     play.add_argument("--save", metavar="PATH", help="save the game record (JSON) here, to replay it later")
     play.set_defaults(func=_play)
+    watch = sub.add_parser("watch", help="watch agents play each other, every hand shown")
+    watch.add_argument("agents", nargs="+", metavar="AGENT",
+                       help=f"one agent per side (or per seat), e.g. 'heuristic random': {agent_help}")
+    _add_rules_arguments(watch, presets)
+    length = watch.add_mutually_exclusive_group()
+    length.add_argument("--deals", type=int, default=1, help="deals to play (default 1)")
+    length.add_argument("--game", action="store_true", help="play a whole game to 500 instead")
+    watch.add_argument("--seed", type=int, default=0)
+    watch.add_argument("--gif", metavar="OUT.gif", help="record the table picture after every action as an animated GIF")
+    watch.add_argument("--viewer", type=int, default=None,
+                       help="the seat the GIF is seen from (default: the player to act)")
+    watch.add_argument("--delay", type=float, default=None,
+                       help="seconds between actions (default 0.5 on a terminal, else 0)")
+    watch.set_defaults(func=_watch)
     replay = sub.add_parser("replay", help="step through a saved game or deal record")
     replay.add_argument("file", metavar="FILE", help="a record saved by 'play --save' or five_hundred_env.save_record")
     replay.add_argument("--step", action="store_true", help="wait for Enter after each action")

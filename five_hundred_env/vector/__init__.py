@@ -16,5 +16,6 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     ) from error
 
 from five_hundred_env.vector.batch import BatchEngine, VectorStep
+from five_hundred_env.vector.gym_env import SingleAgentVectorEnv
 
-__all__ = ["BatchEngine", "VectorStep"]
+__all__ = ["BatchEngine", "SingleAgentVectorEnv", "VectorStep"]

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from five_hundred_env.cards import JOKER1, JOKERS_MASK, NUM_CARDS
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUIT_CARDS, WIN_KEY
+from five_hundred_env.vector._bits import next_random, popcount
 from five_hundred_env.vector._layout import (
     F_ACTION_RNG,
     F_BID_SEAT,
@@ -65,24 +67,17 @@ from five_hundred_env.vector._layout import (
     O_BIDDING,
     O_BOTH_JOKERS_MIN,
     O_DECK,
-    O_DEFENCE,
     O_EXPOSURE,
     O_HAND,
     O_JOKER_LEAD,
     O_KITTY,
-    O_LOSING,
     O_MISERE,
-    O_MISERE_DEFENCE,
-    O_MISERE_VALUE,
     O_N,
     O_NOMINATION,
     O_OPEN_MISERE_RANK,
     O_REBID,
-    O_SIDES,
-    O_SLAM,
-    O_TARGET,
-    O_WIN_NEEDS_CONTRACT,
 )
+from five_hundred_env.vector._score import score_deal
 
 EFFECTIVE_SUIT_TABLE = np.array(EFFECTIVE_SUIT, dtype=np.int64)
 SUIT_CARDS_TABLE = np.array(SUIT_CARDS, dtype=np.int64)
@@ -94,35 +89,7 @@ MISERE_RANK = 19
 NO_TRUMP_CTX = 4
 SUITLESS = 4
 JOKER_LEAD_BIT = NUM_CARDS  # word bit of the first joker lead
-SLAM_VALUE = 250
 NOMINATE_WORD = 0b11111
-
-
-# -- random numbers: splitmix64, one stream per game and purpose -----------------------------------
-@njit(cache=True)
-def next_random(st: np.ndarray, b: int, field: int, bound: int) -> int:
-    """A uniform integer in ``[0, bound)`` from the splitmix64 stream kept in ``st[b, field]``."""
-    x = np.uint64(st[b, field]) + np.uint64(0x9E3779B97F4A7C15)
-    st[b, field] = np.int64(x)
-    z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.int64((z >> np.uint64(11)) % np.uint64(bound))
-
-
-@njit(cache=True)
-def popcount(x: int) -> int:
-    count = 0
-    while x:
-        x &= x - 1
-        count += 1
-    return count
-
-
-@njit(cache=True)
-def side_of(seat: int, n: int) -> int:
-    """Rules.side_of: seats {0, 2} and {1, 3} with four players, each seat alone with three."""
-    return seat % 2 if n == 4 else seat
 
 
 @njit(cache=True)
@@ -417,91 +384,6 @@ def apply_play(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
     st[b, F_LED_SUIT] = -1
 
 
-# -- §8 scoring, §9 winning ---------------------------------------------------------------------------
-@njit(cache=True)
-def score_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
-    """scoring.deal_score into ``F_SCORE_CHANGE`` (and ``F_MADE``)."""
-    n = o[O_N]
-    contract = st[b, F_CONTRACT]
-    contractor = st[b, F_CONTRACTOR]
-    own = side_of(contractor, n)
-    side_tricks = np.zeros(MAX_SEATS, dtype=np.int64)
-    for s in range(n):
-        side_tricks[side_of(s, n)] += st[b, F_TRICKS_WON + s]
-    contractor_tricks = st[b, F_TRICKS_WON + contractor]
-    misere = contract >= MISERE
-    made = contractor_tricks == 0 if misere else side_tricks[own] >= 6 + (contract - 1) // 5
-    if contract == MISERE:
-        value = o[O_MISERE_VALUE]
-    elif contract == OPEN_MISERE:
-        value = 500
-    else:
-        value = 40 + 100 * ((contract - 1) // 5) + 20 * ((contract - 1) % 5)
-        if made and o[O_SLAM] and side_tricks[own] == o[O_HAND] and value < SLAM_VALUE:
-            value = SLAM_VALUE
-    st[b, F_MADE] = made
-    for side in range(o[O_SIDES]):
-        if side == own:
-            change = value if made else -value
-        elif misere:
-            change = 10 * contractor_tricks if o[O_MISERE_DEFENCE] == 1 else 0
-        elif o[O_DEFENCE] == 0 or (o[O_DEFENCE] == 2 and not made):
-            change = 10 * side_tricks[side]
-        else:
-            change = 0
-        st[b, F_SCORE_CHANGE + side] = change
-
-
-@njit(cache=True)
-def highest_sides(st: np.ndarray, b: int, sides: int) -> int:
-    """engine._highest: the sides (bit set) of ``sides`` with the highest score."""
-    best = -(1 << 62)
-    for side in range(MAX_SEATS):
-        if sides >> side & 1 and st[b, F_SCORES + side] > best:
-            best = st[b, F_SCORES + side]
-    out = 0
-    for side in range(MAX_SEATS):
-        if sides >> side & 1 and st[b, F_SCORES + side] == best:
-            out |= 1 << side
-    return out
-
-
-@njit(cache=True)
-def end_of_game_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
-    """Game._end_of_deal (§9): add the deal's score; set ``F_WINNERS`` if the game is over."""
-    st[b, F_NUM_DEALS] += 1
-    if st[b, F_THROWN_IN]:
-        return
-    k = o[O_SIDES]
-    for side in range(k):
-        st[b, F_SCORES + side] += st[b, F_SCORE_CHANGE + side]
-    own = side_of(st[b, F_CONTRACTOR], o[O_N])
-    reached = 0
-    if o[O_WIN_NEEDS_CONTRACT]:
-        if st[b, F_MADE] and st[b, F_SCORES + own] >= o[O_TARGET]:
-            reached = 1 << own
-    else:
-        for side in range(k):
-            if st[b, F_SCORES + side] >= o[O_TARGET]:
-                reached |= 1 << side
-        if popcount(reached) > 1:
-            reached = 1 << own if reached >> own & 1 else highest_sides(st, b, reached)
-    if reached == 0:
-        sunk = False
-        for side in range(k):
-            sunk = sunk or st[b, F_SCORES + side] <= o[O_LOSING]
-        if sunk:
-            if k == 2:
-                for side in range(2):
-                    if st[b, F_SCORES + side] > o[O_LOSING]:
-                        reached |= 1 << side
-                if reached == 0:
-                    reached = highest_sides(st, b, 3)
-            else:
-                reached = highest_sides(st, b, (1 << k) - 1)
-    st[b, F_WINNERS] = reached
-
-
 # -- one decision ---------------------------------------------------------------------------------------
 @njit(cache=True)
 def apply_word_bit(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
@@ -530,7 +412,5 @@ def sample_word_bit(st: np.ndarray, b: int) -> int:
     k = next_random(st, b, F_ACTION_RNG, popcount(word))
     for _ in range(k):
         word &= word - 1
-    return popcount((word & -word) - 1)
+    return trailing_zeros(word)
 
-
-__all__ = ["F_ACTION_RNG", "F_DEAL_RNG"]

@@ -14,16 +14,17 @@ from five_hundred_env.vector._encode import mask_kind, write_mask, write_obs, wr
 from five_hundred_env.vector._kernels import (
     DEAL_OVER,
     apply_word_bit,
-    end_of_game_deal,
     new_game,
     sample_word_bit,
     shuffle_deal,
-    side_of,
     start_deal,
 )
 from five_hundred_env.vector._layout import (
+    F_CONTRACT,
+    F_CONTRACTOR,
     F_DEALER,
     F_LEGAL,
+    F_MADE,
     F_PHASE,
     F_SCORE_CHANGE,
     F_TO_ACT,
@@ -33,14 +34,19 @@ from five_hundred_env.vector._layout import (
     O_N,
     O_SIDES,
 )
+from five_hundred_env.vector._score import end_of_game_deal, side_of
 
 ZERO_SUM, SCORE = 0, 1  # reward modes
 
 
 @njit(cache=True)
 def credit_deal(st: np.ndarray, b: int, o: np.ndarray, reward_mode: int, scale: float,
-                rewards: np.ndarray, changes: np.ndarray) -> None:
-    """Every seat's reward for the finished deal: its side's result (Deal.zero_sum_result) ÷ scale."""
+                rewards: np.ndarray, changes: np.ndarray, summary: np.ndarray) -> None:
+    """Every seat's reward for the finished deal: its side's result (Deal.zero_sum_result) ÷ scale;
+    each side's score change, and the deal's (contract, contractor, made) in ``summary``."""
+    summary[b, 0] = st[b, F_CONTRACT]
+    summary[b, 1] = st[b, F_CONTRACTOR]
+    summary[b, 2] = st[b, F_MADE]
     n = o[O_N]
     k = o[O_SIDES]
     total = 0
@@ -87,8 +93,8 @@ def first_illegal(st: np.ndarray, actions: np.ndarray, universal_of_compact: np.
 def step_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_compact: np.ndarray,
                word_bit: np.ndarray, compact_of_word: np.ndarray, off: np.ndarray, reward_mode: int,
                scale: float, seats: np.ndarray, masks: np.ndarray, obs: np.ndarray, rewards: np.ndarray,
-               changes: np.ndarray, deal_done: np.ndarray, episode_done: np.ndarray, final_observer: np.ndarray,
-               final_obs: np.ndarray, cards: np.ndarray) -> None:
+               changes: np.ndarray, summary: np.ndarray, deal_done: np.ndarray, episode_done: np.ndarray,
+               final_observer: np.ndarray, final_obs: np.ndarray, cards: np.ndarray) -> None:
     """Apply each game's (legal, already checked) action; games with a negative action are left as
     they are. A finished deal is credited and the next one dealt at once; then the acting seat,
     its mask and (if ``obs`` has rows) its observation are written. ``final_obs[b]`` receives
@@ -107,7 +113,7 @@ def step_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_
         if st[b, F_PHASE] == DEAL_OVER:
             if write_final and final_observer[b] >= 0:
                 write_obs(st, b, o, final_observer[b], off, final_obs[b])
-            credit_deal(st, b, o, reward_mode, scale, rewards, changes)
+            credit_deal(st, b, o, reward_mode, scale, rewards, changes, summary)
             deal_done[b] = True
             episode_done[b] = next_deal(st, b, o, cards)
         seats[b] = st[b, F_TO_ACT]

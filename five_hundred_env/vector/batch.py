@@ -137,6 +137,9 @@ class BatchEngine:
         self.rewards = np.zeros((b, n), dtype=np.float32)
         self.score_change = np.zeros((b, MAX_SEATS), dtype=np.int64)
         """Each side's score change in the last deal that ended in each game (columns ≥ sides are 0)."""
+        self.last_deal = np.full((b, 3), -1, dtype=np.int64)
+        """The last deal that ended in each game: its contract (bid id; -1 if thrown in), contractor
+        (-1 if thrown in) and whether the contract was made (0/1)."""
         self.deal_done = np.zeros(b, dtype=np.bool_)
         self.episode_done = np.zeros(b, dtype=np.bool_)
         self._obs_out = self.obs if observations else NO_ROWS_INT8
@@ -194,7 +197,7 @@ class BatchEngine:
             final_observer, final_obs = self._no_final, NO_ROWS_INT8
         _step.step_games(self._state, self._opts, actions, self._universal, self._word_bit, self._compact_of_word,
                          self._offsets, self._reward_mode, self._scale, self.seat, self.masks, self._obs_out,
-                         self.rewards, self.score_change, self.deal_done, self.episode_done, final_observer,
+                         self.rewards, self.score_change, self.last_deal, self.deal_done, self.episode_done, final_observer,
                          final_obs, self._cards)
         return self._result()
 

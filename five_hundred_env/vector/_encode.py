@@ -75,6 +75,13 @@ def write_bits(row: np.ndarray, offset: int, bits: int) -> None:
         bits &= bits - 1
 
 
+@njit(cache=True, inline="always")
+def relative(seat: int, observer: int, n: int) -> int:
+    """The seat ``seat`` places to the observer's left (``(seat - observer) % n`` without a division)."""
+    rel = seat - observer
+    return rel + n if rel < 0 else rel
+
+
 @njit(cache=True)
 def mask_kind(phase: int) -> int:
     """The row of ``compact_of_word`` for a phase: 0 bids, 1 cards (and joker leads), 2 nominations."""
@@ -109,12 +116,12 @@ def write_auction(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray
     for bid in range(NUM_BIDS):
         seat = st[b, F_BID_SEAT + bid]
         if seat >= 0:
-            row[off[L_BIDS] + bid * n + (seat - observer) % n] = 1
+            row[off[L_BIDS] + bid * n + relative(seat, observer, n)] = 1
     for high in range(NUM_BIDS + 1):
         seats = st[b, F_PASS_SEATS + high]
         while seats:
             seat = trailing_zeros(seats)
-            row[off[L_PASSES] + high * n + (seat - observer) % n] = 1
+            row[off[L_PASSES] + high * n + relative(seat, observer, n)] = 1
             seats &= seats - 1
 
 
@@ -123,11 +130,11 @@ def write_play(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray, r
     """The slices that exist once the auction is over: contract, kitty, played cards, the trick."""
     contractor = st[b, F_CONTRACTOR]
     row[off[L_CONTRACT] + st[b, F_CONTRACT] - 1] = 1
-    row[off[L_CONTRACTOR] + (contractor - observer) % n] = 1
+    row[off[L_CONTRACTOR] + relative(contractor, observer, n)] = 1
     trump = st[b, F_TRUMP]
     row[off[L_TRUMP] + (trump if trump >= 0 else 4)] = 1
     if st[b, F_SITTING_OUT] >= 0:
-        row[off[L_SITTING_OUT] + (st[b, F_SITTING_OUT] - observer) % n] = 1
+        row[off[L_SITTING_OUT] + relative(st[b, F_SITTING_OUT], observer, n)] = 1
     if observer == contractor:  # nobody but the contractor sees the kitty or discards (§5)
         write_bits(row, off[L_KITTY], st[b, F_KITTY])
         write_bits(row, off[L_DISCARDS], st[b, F_DISCARDS])
@@ -136,7 +143,7 @@ def write_play(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray, r
     if st[b, F_EXPOSED]:
         write_bits(row, off[L_EXPOSED], st[b, F_HANDS + contractor])
     for seat in range(n):
-        rel = (seat - observer) % n
+        rel = relative(seat, observer, n)
         write_bits(row, off[L_PLAYED] + NUM_CARDS * rel, st[b, F_PLAYED + seat])
         write_bits(row, off[L_SHOWN_VOID] + 4 * rel, st[b, F_SHOWN_VOID + seat])
         won_at = off[L_TRICKS_WON] + 10 * rel
@@ -146,8 +153,8 @@ def write_play(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray, r
         for seat in range(n):
             card = st[b, F_TRICK_CARD + seat]
             if card >= 0:
-                row[off[L_TRICK] + NUM_CARDS * ((seat - observer) % n) + card] = 1
-        row[off[L_LEADER] + (st[b, F_LEADER] - observer) % n] = 1
+                row[off[L_TRICK] + NUM_CARDS * (relative(seat, observer, n)) + card] = 1
+        row[off[L_LEADER] + relative(st[b, F_LEADER], observer, n)] = 1
         row[off[L_LED_SUIT] + st[b, F_LED_SUIT]] = 1
 
 
@@ -161,10 +168,10 @@ def write_obs(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.ndar
         phase = PLAY  # that the contractor may nominate would show it holds the joker (§7)
     write_bits(row, off[L_HAND], st[b, F_HANDS + observer])
     row[off[L_PHASE] + phase] = 1
-    row[off[L_DEALER] + (st[b, F_DEALER] - observer) % n] = 1
+    row[off[L_DEALER] + relative(st[b, F_DEALER], observer, n)] = 1
     write_bits(row, off[L_SUITS_LED], st[b, F_SUITS_LED])
     if st[b, F_TO_ACT] >= 0:
-        row[off[L_TO_ACT] + (st[b, F_TO_ACT] - observer) % n] = 1
+        row[off[L_TO_ACT] + relative(st[b, F_TO_ACT], observer, n)] = 1
     write_auction(st, b, observer, n, off, row)
     if st[b, F_CONTRACTOR] >= 0:
         write_play(st, b, observer, n, off, row)

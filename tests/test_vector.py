@@ -60,6 +60,10 @@ def test_a_seed_reproduces_every_deal_and_sampled_action() -> None:
     a.reset(seed=7)
     fresh = BatchEngine("australian", 16, seed=7)
     np.testing.assert_array_equal(a.state(), fresh.state())
+    a.reset()  # no seed: the streams go on, so new deals, the same in both
+    fresh.reset()
+    np.testing.assert_array_equal(a.state(), fresh.state())
+    assert not np.array_equal(a.state(), BatchEngine("australian", 16, seed=7).state())
 
 
 def test_sampled_actions_are_legal_and_cover_the_mask() -> None:

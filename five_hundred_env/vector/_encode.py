@@ -14,6 +14,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.vector._kernels import BIDDING, DEAL_OVER, NOMINATE, PLAY
 from five_hundred_env.vector._layout import (
+    F_BID_ROWS,
     F_BID_SEAT,
     F_CONTRACT,
     F_CONTRACTOR,
@@ -26,6 +27,7 @@ from five_hundred_env.vector._layout import (
     F_LED_SUIT,
     F_LEGAL,
     F_NOMINATED,
+    F_PASS_ROWS,
     F_PASS_SEATS,
     F_PHASE,
     F_PLAYED,
@@ -61,7 +63,6 @@ from five_hundred_env.vector._layout import (
     L_TRICK,
     L_TRICKS_WON,
     L_TRUMP,
-    NUM_BIDS,
     O_N,
     O_SIDES,
 )
@@ -112,17 +113,20 @@ def rounded_tenth(score: int) -> int:
 
 @njit(cache=True)
 def write_auction(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray, row: np.ndarray) -> None:
-    """The ``bids`` and ``passes`` slices."""
-    for bid in range(NUM_BIDS):
-        seat = st[b, F_BID_SEAT + bid]
-        if seat >= 0:
-            row[off[L_BIDS] + bid * n + relative(seat, observer, n)] = 1
-    for high in range(NUM_BIDS + 1):
+    """The ``bids`` and ``passes`` slices (only the auction rows in use are visited)."""
+    rows = st[b, F_BID_ROWS]
+    while rows:
+        bid = trailing_zeros(rows)
+        row[off[L_BIDS] + bid * n + relative(st[b, F_BID_SEAT + bid], observer, n)] = 1
+        rows &= rows - 1
+    rows = st[b, F_PASS_ROWS]
+    while rows:
+        high = trailing_zeros(rows)
         seats = st[b, F_PASS_SEATS + high]
         while seats:
-            seat = trailing_zeros(seats)
-            row[off[L_PASSES] + high * n + relative(seat, observer, n)] = 1
+            row[off[L_PASSES] + high * n + relative(trailing_zeros(seats), observer, n)] = 1
             seats &= seats - 1
+        rows &= rows - 1
 
 
 @njit(cache=True)

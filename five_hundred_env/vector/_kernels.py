@@ -21,6 +21,7 @@ from five_hundred_env.engine import EFFECTIVE_SUIT, SUIT_CARDS, WIN_KEY
 from five_hundred_env.vector._bits import next_random, popcount
 from five_hundred_env.vector._layout import (
     F_ACTION_RNG,
+    F_BID_ROWS,
     F_BID_SEAT,
     F_BOTH_JOKERS_SEAT,
     F_CONTRACT,
@@ -43,6 +44,7 @@ from five_hundred_env.vector._layout import (
     F_NOMINATED,
     F_NUM_DEALS,
     F_NUM_TRICKS,
+    F_PASS_ROWS,
     F_PASS_SEATS,
     F_PASSED,
     F_PASSES_IN_ROW,
@@ -63,7 +65,6 @@ from five_hundred_env.vector._layout import (
     F_TRUMP,
     F_WINNERS,
     MAX_SEATS,
-    NUM_BIDS,
     O_BIDDING,
     O_BOTH_JOKERS_MIN,
     O_DECK,
@@ -128,10 +129,8 @@ def start_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
         st[b, F_SCORE_CHANGE + s] = 0
         if o[O_BOTH_JOKERS_MIN] > 0 and s < n and st[b, F_DEALT + s] & JOKERS_MASK == JOKERS_MASK:
             st[b, F_BOTH_JOKERS_SEAT] = s
-    for row in range(NUM_BIDS):
-        st[b, F_BID_SEAT + row] = -1
-    for row in range(NUM_BIDS + 1):
-        st[b, F_PASS_SEATS + row] = 0
+    st[b, F_BID_ROWS] = 0
+    st[b, F_PASS_ROWS] = 0
     st[b, F_LEGAL] = legal_word(st, b, o)
 
 
@@ -243,12 +242,16 @@ def apply_bid(st: np.ndarray, b: int, o: np.ndarray, action: int) -> None:
     n = o[O_N]
     seat = st[b, F_TO_ACT]
     if action == PASS:
-        high = st[b, F_HIGH_BID]
-        st[b, F_PASS_SEATS + (high if high > 0 else 0)] |= 1 << seat
+        row = max(st[b, F_HIGH_BID], 0)
+        if not st[b, F_PASS_ROWS] >> row & 1:
+            st[b, F_PASS_ROWS] |= 1 << row
+            st[b, F_PASS_SEATS + row] = 0
+        st[b, F_PASS_SEATS + row] |= 1 << seat
         st[b, F_PASSED] |= 1 << seat
         st[b, F_PASSES_IN_ROW] += 1
     else:
         st[b, F_BID_SEAT + action - 1] = seat
+        st[b, F_BID_ROWS] |= 1 << (action - 1)
         st[b, F_HIGH_BID] = action
         st[b, F_HIGH_BIDDER] = seat
         st[b, F_PASSES_IN_ROW] = 0

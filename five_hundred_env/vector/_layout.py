@@ -46,6 +46,8 @@ F_ACTION_RNG = 26  # the generator of sample_actions (random legal play)
 F_MADE = 27  # whether the finished deal's contract was made
 F_WINNERS = 28  # the winning sides of a finished game, as a bit set
 F_NUM_DEALS = 29  # deals finished in the current game
+F_BID_ROWS = 30  # the rows of F_BID_SEAT in use (bit b-1 for bid b), so the rest need no clearing
+F_PASS_ROWS = 31  # the rows of F_PASS_SEATS in use (bit h)
 # -- per-seat and per-side arrays (MAX_SEATS each) ------------------------------------------------
 F_HANDS = 32
 F_DEALT = F_HANDS + MAX_SEATS

@@ -144,14 +144,18 @@ class BatchEngine:
         self.episode_done = np.zeros(b, dtype=np.bool_)
         self._obs_out = self.obs if observations else NO_ROWS_INT8
         self._no_final = np.zeros(0, dtype=np.int64)
+        self._seeded = False
         self.reset(seed)
 
     # -- episodes -----------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> VectorStep:
-        """A new episode in every game; ``seed`` fixes every game's deals and :meth:`sample_actions`."""
-        streams = np.random.SeedSequence(seed).generate_state(2 * self.num_games, dtype=np.uint64)
-        self._state[:, F_DEAL_RNG] = streams[0::2].view(np.int64)
-        self._state[:, F_ACTION_RNG] = streams[1::2].view(np.int64)
+        """A new episode in every game. ``seed`` fixes every game's deals and :meth:`sample_actions`;
+        a later ``reset()`` without a seed continues the same random streams (as the AEC env)."""
+        if seed is not None or not self._seeded:
+            streams = np.random.SeedSequence(seed).generate_state(2 * self.num_games, dtype=np.uint64)
+            self._state[:, F_DEAL_RNG] = streams[0::2].view(np.int64)
+            self._state[:, F_ACTION_RNG] = streams[1::2].view(np.int64)
+            self._seeded = True
         _step.new_games(self._state, self._opts, self._cards)
         self._refresh(np.arange(self.num_games))
         self.rewards[:] = 0

@@ -92,6 +92,33 @@ def test_an_illegal_action_raises_naming_the_game_and_changes_nothing() -> None:
     np.testing.assert_array_equal(engine.masks, before_masks)
 
 
+def test_output_buffers_and_seats_are_checked_before_any_write() -> None:
+    engine = BatchEngine("australian", 4, seed=2)
+    with pytest.raises(ValueError, match=r"out must be a writable C-contiguous int8 array of shape \(4, 1175\)"):
+        engine.state(out=np.zeros((4, 10), dtype=np.int8))
+    with pytest.raises(ValueError, match="out must be a writable"):
+        engine.observe(engine.seat, out=np.zeros((4, engine.obs_size), dtype=np.int16))
+    with pytest.raises(ValueError, match=r"seats must be 4 seats 0\.\.3"):
+        engine.observe(np.array([0, 1, 2, 4]))
+    with pytest.raises(ValueError, match="final_obs must be"):
+        engine.step(engine.sample_actions(), engine.seat, np.zeros((2, engine.obs_size), dtype=np.int8))
+    out = np.zeros((4, engine.obs_size), dtype=np.int8)
+    assert engine.observe(engine.seat, out=out) is out
+    np.testing.assert_array_equal(out, engine.obs)
+
+
+def test_masks_only_mode_writes_the_same_masks_and_no_observations() -> None:
+    full, masks_only = BatchEngine("french_46", 8, seed=3), BatchEngine("french_46", 8, seed=3, observations=False)
+    for _ in range(60):
+        actions = full.sample_actions()
+        np.testing.assert_array_equal(actions, masks_only.sample_actions())
+        full.step(actions)
+        masks_only.step(actions)
+        np.testing.assert_array_equal(full.masks, masks_only.masks)
+    assert not masks_only.obs.any()
+    np.testing.assert_array_equal(masks_only.observe(masks_only.seat), full.obs)
+
+
 def test_a_negative_action_leaves_that_game_as_it_is() -> None:
     engine = BatchEngine("italian_3p", 3, seed=4)
     before = engine.state()

@@ -42,6 +42,18 @@ REWARD_MODES = ("zero_sum", "score")
 NO_ROWS_INT8 = np.zeros((0, 0), dtype=np.int8)
 
 
+def output_buffer(out: np.ndarray | None, shape: tuple[int, ...], dtype: type, name: str) -> np.ndarray:
+    """``out`` checked to be a writable C-contiguous array of this shape and dtype (the kernels
+    write without bounds checks), or a fresh one when ``out`` is None."""
+    if out is None:
+        return np.zeros(shape, dtype=dtype)
+    if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape {shape}, got {got}")
+    return out
+
+
 class VectorStep(NamedTuple):
     """What one batched step gives (views of the engine's buffers, overwritten by the next step).
 
@@ -199,6 +211,9 @@ class BatchEngine:
         actions = self._check_actions(actions)
         if final_obs is None or final_observer is None:
             final_observer, final_obs = self._no_final, NO_ROWS_INT8
+        else:
+            final_observer = self._check_seats(final_observer, "final_observer")
+            final_obs = output_buffer(final_obs, (self.num_games, self.obs_size), np.int8, "final_obs")
         _step.step_games(self._state, self._opts, actions, self._universal, self._word_bit, self._compact_of_word,
                          self._offsets, self._reward_mode, self._scale, self.seat, self.masks, self._obs_out,
                          self.rewards, self.score_change, self.last_deal, self.deal_done, self.episode_done, final_observer,
@@ -222,8 +237,7 @@ class BatchEngine:
 
     def sample_actions(self, out: np.ndarray | None = None) -> np.ndarray:
         """A uniformly random legal action for every game (from each game's seeded stream)."""
-        if out is None:
-            out = np.empty(self.num_games, dtype=np.int64)
+        out = output_buffer(out, (self.num_games,), np.int64, "out")
         _step.sample_actions(self._state, self._compact_of_word, out)
         return out
 
@@ -234,20 +248,23 @@ class BatchEngine:
 
     def observe(self, seats: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Every game's observation from ``seats[b]`` (``[B, obs_size]`` ``int8``), into ``out``."""
-        seats = np.asarray(seats, dtype=np.int64)
-        if seats.shape != (self.num_games,) or ((seats < 0) | (seats >= self.num_players)).any():
-            raise ValueError(f"seats must be {self.num_games} seats 0..{self.num_players - 1}")
-        if out is None:
-            out = np.empty((self.num_games, self.obs_size), dtype=np.int8)
+        seats = self._check_seats(seats, "seats")
+        out = output_buffer(out, (self.num_games, self.obs_size), np.int8, "out")
         _step.observe_games(self._state, self._opts, seats, self._offsets, out)
         return out
 
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """Every game's global state (``env.state()``: all hands, kitty, discards, seat 0's view)."""
-        if out is None:
-            out = np.empty((self.num_games, self.state_size), dtype=np.int8)
+        out = output_buffer(out, (self.num_games, self.state_size), np.int8, "out")
         _step.states(self._state, self._opts, self._offsets, out)
         return out
+
+    def _check_seats(self, seats: Any, name: str) -> np.ndarray:
+        seats = np.asarray(seats)
+        if (seats.shape != (self.num_games,) or not np.issubdtype(seats.dtype, np.integer)
+                or ((seats < 0) | (seats >= self.num_players)).any()):
+            raise ValueError(f"{name} must be {self.num_games} seats 0..{self.num_players - 1}")
+        return seats.astype(np.int64)
 
     @property
     def scores(self) -> np.ndarray:

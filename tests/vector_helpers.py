@@ -60,6 +60,9 @@ def play_differential(rules: Rules, episode: str, num_games: int, steps: int, se
             np.testing.assert_allclose(step.rewards[b], expected, rtol=1e-6, atol=1e-6, err_msg=f"rewards of game {b}")
             assert batch.score_change[b, :rules.num_sides].tolist() == deal.score_change, f"score change of game {b}"
             assert bool(step.episode_done[b]) == (not aec.agents or all(aec.terminations.values()))
+            assert batch.last_deal[b, 3] == sum(1 << side for side in game.winners), f"winners of game {b}"
+            if not step.episode_done[b]:  # the game goes on: its scores so far (§9)
+                assert batch.scores[b].tolist() == game.scores, f"scores of game {b}"
             if step.episode_done[b]:
                 aec.reset(seed=int(rng.integers(1 << 30)), options=options)
             load_aec_deal(batch, b, aec)

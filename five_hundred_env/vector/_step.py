@@ -63,9 +63,9 @@ def credit_deal(st: np.ndarray, b: int, o: np.ndarray, reward_mode: int, scale: 
 
 @njit(cache=True)
 def next_deal(st: np.ndarray, b: int, o: np.ndarray, cards: np.ndarray) -> bool:
-    """After a deal: the next deal of the game (the deal passes to the left), or a new episode.
+    """After a deal (scored by end_of_game_deal): the next deal of the game (the deal passes to
+    the left), or a new episode.
     Returns whether an episode ended (every deal in ``"deal"`` episodes, a finished game else)."""
-    end_of_game_deal(st, b, o)
     if o[O_GAME_EPISODES] and st[b, F_WINNERS] == 0:
         shuffle_deal(st, b, o, (st[b, F_DEALER] + 1) % o[O_N], cards)
         return False
@@ -114,6 +114,8 @@ def step_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_
             if write_final and final_observer[b] >= 0:
                 write_obs(st, b, o, final_observer[b], off, final_obs[b])
             credit_deal(st, b, o, reward_mode, scale, rewards, changes, summary)
+            end_of_game_deal(st, b, o)
+            summary[b, 3] = st[b, F_WINNERS]
             deal_done[b] = True
             episode_done[b] = next_deal(st, b, o, cards)
         seats[b] = st[b, F_TO_ACT]

@@ -149,9 +149,10 @@ class BatchEngine:
         self.rewards = np.zeros((b, n), dtype=np.float32)
         self.score_change = np.zeros((b, MAX_SEATS), dtype=np.int64)
         """Each side's score change in the last deal that ended in each game (columns ≥ sides are 0)."""
-        self.last_deal = np.full((b, 3), -1, dtype=np.int64)
+        self.last_deal = np.full((b, 4), -1, dtype=np.int64)
         """The last deal that ended in each game: its contract (bid id; -1 if thrown in), contractor
-        (-1 if thrown in) and whether the contract was made (0/1)."""
+        (-1 if thrown in), whether the contract was made (0/1), and the sides that won the game
+        with it (a bit set; 0 while the game goes on)."""
         self.deal_done = np.zeros(b, dtype=np.bool_)
         self.episode_done = np.zeros(b, dtype=np.bool_)
         self._obs_out = self.obs if observations else NO_ROWS_INT8

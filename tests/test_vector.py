@@ -100,6 +100,8 @@ def test_output_buffers_and_seats_are_checked_before_any_write() -> None:
         engine.observe(engine.seat, out=np.zeros((4, engine.obs_size), dtype=np.int16))
     with pytest.raises(ValueError, match=r"seats must be 4 seats 0\.\.3"):
         engine.observe(np.array([0, 1, 2, 4]))
+    with pytest.raises(ValueError, match=r"game must be an index 0\.\.3, got 4"):
+        engine.legal_actions(4)
     with pytest.raises(ValueError, match="final_obs must be"):
         engine.step(engine.sample_actions(), engine.seat, np.zeros((2, engine.obs_size), dtype=np.int8))
     out = np.zeros((4, engine.obs_size), dtype=np.int8)

@@ -187,8 +187,7 @@ class BatchEngine:
         """Replace game ``game``'s current deal by an explicit one (card names, as
         ``Deal.from_cards``); ``scores`` (per seat or per side) also sets the game's scores and
         the scores its episodes start from. Bad input raises ``ValueError`` and changes nothing."""
-        if not isinstance(game, (int, np.integer)) or isinstance(game, bool) or not 0 <= game < self.num_games:
-            raise ValueError(f"game must be an index 0..{self.num_games - 1}, got {game!r}")
+        self._check_game(game)
         hand_masks, kitty_mask = parse_deal(self.rules, hands, kitty, dealer)
         sides = check_scores(self.rules, scores) if scores is not None else None
         row = self._state[game]
@@ -245,6 +244,7 @@ class BatchEngine:
     # -- views ----------------------------------------------------------------------------------------
     def legal_actions(self, game: int) -> list[int]:
         """The legal compact action ids of game ``game``'s acting seat."""
+        self._check_game(game)
         return np.flatnonzero(self.masks[game]).tolist()
 
     def observe(self, seats: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -259,6 +259,10 @@ class BatchEngine:
         out = output_buffer(out, (self.num_games, self.state_size), np.int8, "out")
         _step.states(self._state, self._opts, self._offsets, out)
         return out
+
+    def _check_game(self, game: Any) -> None:
+        if not isinstance(game, (int, np.integer)) or isinstance(game, bool) or not 0 <= game < self.num_games:
+            raise ValueError(f"game must be an index 0..{self.num_games - 1}, got {game!r}")
 
     def _check_seats(self, seats: Any, name: str) -> np.ndarray:
         seats = np.asarray(seats)

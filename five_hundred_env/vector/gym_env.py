@@ -100,6 +100,10 @@ class SingleAgentVectorEnv(VectorEnv):
         return self.engine.obs.copy(), self._info(done)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """The learner's action in every game, then the opponents' until the learner is to act again
+        (a finished episode is reset at once: see the module docstring). An illegal learner action
+        raises :class:`~five_hundred_env.IllegalActionError` and no game changes; an opponent's
+        raises it too, every game left valid where it stood."""
         engine = self.engine
         self._final_observer[:] = engine.seat  # a learner seat acts in every game now
         rewards = np.zeros(self.num_envs, dtype=np.float32)

@@ -1,0 +1,44 @@
+"""Keeps numba's on-disk cache of the kernels in step with their sources.
+
+numba checks only the source file of each cached function, not the kernels it calls from
+other files: after an edit of ``_kernels.py`` the cached ``_step`` entry points would still run
+the old rules. So the cached kernels of this package are dropped whenever any kernel source (or
+numba itself) changes, recognised by a hash stored beside them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numba
+
+KERNEL_SOURCES = ("_layout.py", "_bits.py", "_score.py", "_kernels.py", "_encode.py", "_step.py")
+STAMP_NAME = "five_hundred_kernels.sha256"
+
+
+def kernel_hash() -> str:
+    """A hash of every kernel source and the numba version."""
+    digest = hashlib.sha256(numba.__version__.encode())
+    here = Path(__file__).parent
+    for name in KERNEL_SOURCES:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()
+
+
+def drop_stale_kernels(cache_dir: str | Path) -> None:
+    """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources."""
+    cache = Path(cache_dir)
+    stamp = cache / STAMP_NAME
+    current = kernel_hash()
+    try:
+        if stamp.exists() and stamp.read_text() == current:
+            return
+        modules = tuple(name.removesuffix(".py") + "." for name in KERNEL_SOURCES)
+        for path in cache.glob("*.nb[ic]"):
+            if path.name.startswith(modules):
+                path.unlink()
+        cache.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(current)
+    except OSError:  # a read-only installation: numba then falls back to compiling in memory
+        pass

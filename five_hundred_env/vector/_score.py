@@ -1,0 +1,127 @@
+"""§8 scoring and §9 winning as numba kernels (``scoring.deal_score``, ``Game._end_of_deal``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from five_hundred_env.vector._bits import popcount
+from five_hundred_env.vector._layout import (
+    F_CONTRACT,
+    F_CONTRACTOR,
+    F_MADE,
+    F_NUM_DEALS,
+    F_SCORE_CHANGE,
+    F_SCORES,
+    F_THROWN_IN,
+    F_TRICKS_WON,
+    F_WINNERS,
+    MAX_SEATS,
+    O_DEFENCE,
+    O_HAND,
+    O_LOSING,
+    O_MISERE_DEFENCE,
+    O_MISERE_VALUE,
+    O_N,
+    O_SIDES,
+    O_SLAM,
+    O_TARGET,
+    O_WIN_NEEDS_CONTRACT,
+)
+
+MISERE, OPEN_MISERE = 26, 27
+SLAM_VALUE = 250
+
+
+@njit(cache=True)
+def side_of(seat: int, n: int) -> int:
+    """Rules.side_of: seats {0, 2} and {1, 3} with four players, each seat alone with three."""
+    return seat % 2 if n == 4 else seat
+
+
+
+
+@njit(cache=True)
+def score_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
+    """scoring.deal_score into ``F_SCORE_CHANGE`` (and ``F_MADE``)."""
+    n = o[O_N]
+    contract = st[b, F_CONTRACT]
+    contractor = st[b, F_CONTRACTOR]
+    own = side_of(contractor, n)
+    side_tricks = np.zeros(MAX_SEATS, dtype=np.int64)
+    for s in range(n):
+        side_tricks[side_of(s, n)] += st[b, F_TRICKS_WON + s]
+    contractor_tricks = st[b, F_TRICKS_WON + contractor]
+    misere = contract >= MISERE
+    made = contractor_tricks == 0 if misere else side_tricks[own] >= 6 + (contract - 1) // 5
+    if contract == MISERE:
+        value = o[O_MISERE_VALUE]
+    elif contract == OPEN_MISERE:
+        value = 500
+    else:
+        value = 40 + 100 * ((contract - 1) // 5) + 20 * ((contract - 1) % 5)
+        if made and o[O_SLAM] and side_tricks[own] == o[O_HAND] and value < SLAM_VALUE:
+            value = SLAM_VALUE
+    st[b, F_MADE] = made
+    for side in range(o[O_SIDES]):
+        if side == own:
+            change = value if made else -value
+        elif misere:
+            change = 10 * contractor_tricks if o[O_MISERE_DEFENCE] == 1 else 0
+        elif o[O_DEFENCE] == 0 or (o[O_DEFENCE] == 2 and not made):
+            change = 10 * side_tricks[side]
+        else:
+            change = 0
+        st[b, F_SCORE_CHANGE + side] = change
+
+
+@njit(cache=True)
+def highest_sides(st: np.ndarray, b: int, sides: int) -> int:
+    """engine._highest: the sides (bit set) of ``sides`` with the highest score."""
+    best = -(1 << 62)
+    for side in range(MAX_SEATS):
+        if sides >> side & 1 and st[b, F_SCORES + side] > best:
+            best = st[b, F_SCORES + side]
+    out = 0
+    for side in range(MAX_SEATS):
+        if sides >> side & 1 and st[b, F_SCORES + side] == best:
+            out |= 1 << side
+    return out
+
+
+@njit(cache=True)
+def end_of_game_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
+    """Game._end_of_deal (§9): add the deal's score; set ``F_WINNERS`` if the game is over."""
+    st[b, F_NUM_DEALS] += 1
+    if st[b, F_THROWN_IN]:
+        return
+    k = o[O_SIDES]
+    for side in range(k):
+        st[b, F_SCORES + side] += st[b, F_SCORE_CHANGE + side]
+    own = side_of(st[b, F_CONTRACTOR], o[O_N])
+    reached = 0
+    if o[O_WIN_NEEDS_CONTRACT]:
+        if st[b, F_MADE] and st[b, F_SCORES + own] >= o[O_TARGET]:
+            reached = 1 << own
+    else:
+        for side in range(k):
+            if st[b, F_SCORES + side] >= o[O_TARGET]:
+                reached |= 1 << side
+        if popcount(reached) > 1:
+            reached = 1 << own if reached >> own & 1 else highest_sides(st, b, reached)
+    if reached == 0:
+        sunk = False
+        for side in range(k):
+            sunk = sunk or st[b, F_SCORES + side] <= o[O_LOSING]
+        if sunk:
+            if k == 2:
+                for side in range(2):
+                    if st[b, F_SCORES + side] > o[O_LOSING]:
+                        reached |= 1 << side
+                if reached == 0:
+                    reached = highest_sides(st, b, 3)
+            else:
+                reached = highest_sides(st, b, (1 << k) - 1)
+    st[b, F_WINNERS] = reached
+
+

@@ -1,0 +1,284 @@
+"""The batched engine: ``B`` games of Five Hundred as arrays, one decision per game per step.
+
+The state of every game is one row of an ``int64`` array (:mod:`._layout`); the rules run in
+numba kernels that mirror :class:`five_hundred_env.engine.Deal` and ``Game`` line by line.
+After every step the acting seat, its action mask and its observation (the AEC environment's
+``observe(agent)`` for that seat, byte for byte) are written into preallocated buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from five_hundred_env.actions import (
+    FIRST_CARD_ACTION,
+    FIRST_JOKER_LEAD,
+    FIRST_NOMINATE,
+    NUM_UNIVERSAL_ACTIONS,
+    ActionTable,
+)
+from five_hundred_env.engine import IllegalActionError, check_scores, parse_deal
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.vector import _step
+from five_hundred_env.vector._layout import (
+    F_ACTION_RNG,
+    F_DEAL_RNG,
+    F_DEALT,
+    F_KITTY,
+    F_SCORES,
+    F_START_SCORES,
+    MAX_SEATS,
+    NUM_FIELDS,
+    obs_offsets,
+    rule_options,
+)
+
+EPISODE_MODES = ("deal", "game")
+REWARD_MODES = ("zero_sum", "score")
+NO_ROWS_INT8 = np.zeros((0, 0), dtype=np.int8)
+
+
+def output_buffer(out: np.ndarray | None, shape: tuple[int, ...], dtype: type, name: str) -> np.ndarray:
+    """``out`` checked to be a writable C-contiguous array of this shape and dtype (the kernels
+    write without bounds checks), or a fresh one when ``out`` is None."""
+    if out is None:
+        return np.zeros(shape, dtype=dtype)
+    if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape {shape}, got {got}")
+    return out
+
+
+class VectorStep(NamedTuple):
+    """What one batched step gives (views of the engine's buffers, overwritten by the next step).
+
+    ``seat[b]`` is the seat to act in game ``b``, ``obs[b]``/``mask[b]`` its observation and mask;
+    ``rewards[b, s]`` is seat ``s``'s reward for a deal of game ``b`` that ended in this step
+    (0 otherwise); ``deal_done[b]`` says a deal ended, ``episode_done[b]`` that the episode
+    ended (every deal in ``"deal"`` episodes, a finished game in ``"game"`` episodes). Games
+    whose deal ended have been reset already: ``seat``, ``obs`` and ``mask`` are the next deal's.
+    """
+
+    seat: np.ndarray
+    obs: np.ndarray
+    mask: np.ndarray
+    rewards: np.ndarray
+    deal_done: np.ndarray
+    episode_done: np.ndarray
+
+
+def action_word_tables(actions: ActionTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(universal id of each compact id, legal-word bit and word kind of each universal id, compact
+    id of each (kind, bit)); see :mod:`._kernels` for the legal word."""
+    word_bit = np.zeros(NUM_UNIVERSAL_ACTIONS, dtype=np.int64)
+    word_kind = np.zeros(NUM_UNIVERSAL_ACTIONS, dtype=np.int64)
+    for u in range(NUM_UNIVERSAL_ACTIONS):
+        if u < FIRST_CARD_ACTION:
+            word_kind[u], word_bit[u] = 0, u
+        elif u < FIRST_NOMINATE:  # cards (bits 0-45), then joker leads (bits 46-53)
+            word_kind[u], word_bit[u] = 1, u - FIRST_CARD_ACTION
+        else:
+            word_kind[u], word_bit[u] = 2, u - FIRST_NOMINATE
+    compact_of_word = np.full((3, 64), -1, dtype=np.int64)
+    for compact, u in enumerate(actions.universal):
+        compact_of_word[word_kind[u], word_bit[u]] = compact
+    assert FIRST_JOKER_LEAD - FIRST_CARD_ACTION == 46
+    return np.array(actions.universal, dtype=np.int64), word_bit, word_kind, compact_of_word
+
+
+class BatchEngine:
+    """``num_games`` games stepped together, each with its own seeded deals (every preset and option).
+
+    ``episode="deal"``: every deal is an episode (a random dealer each time, the starting scores
+    shown); ``"game"``: games to the target of §9, the deal passing to the left. Rewards are each
+    seat's side's result when a deal ends: ``"zero_sum"`` (``Deal.zero_sum_result``) or
+    ``"score"`` (the side's score change), divided by ``reward_scale`` — as the AEC environment.
+    ``observations=False`` skips writing observations in :meth:`step` (masks only, faster).
+    """
+
+    def __init__(
+        self,
+        rules: str | Rules = "australian",
+        num_games: int = 1024,
+        *,
+        episode: str = "deal",
+        reward: str = "zero_sum",
+        reward_scale: float = 100.0,
+        seed: int | None = None,
+        observations: bool = True,
+        **options: Any,
+    ) -> None:
+        self.rules = make_rules(rules, **options) if options or isinstance(rules, str) else rules
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a preset name or a Rules object, got {rules!r}")
+        if not isinstance(num_games, int) or isinstance(num_games, bool) or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+        for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES)):
+            if value not in choices:
+                raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+        if not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or reward_scale <= 0:
+            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        rules = self.rules
+        self.num_games = num_games
+        self.episode = episode
+        self.num_players = rules.num_players
+        self.actions = ActionTable(rules)
+        self.encoder = ObservationEncoder(rules)
+        self.num_actions = len(self.actions)
+        self.obs_size = self.encoder.size
+        self.state_size = self.encoder.state_size
+        self._opts = rule_options(rules, episode == "game")
+        self._reward_mode = _step.ZERO_SUM if reward == "zero_sum" else _step.SCORE
+        self._scale = float(reward_scale)
+        self._universal, self._word_bit, self._word_kind, self._compact_of_word = action_word_tables(self.actions)
+        self._offsets = obs_offsets(self.encoder)
+        self._cards = np.zeros(64, dtype=np.int64)
+        self._state = np.zeros((num_games, NUM_FIELDS), dtype=np.int64)
+        b, n = num_games, self.num_players
+        self.seat = np.zeros(b, dtype=np.int64)
+        """The seat to act in each game."""
+        self.masks = np.zeros((b, self.num_actions), dtype=np.int8)
+        """The acting seat's action mask in each game (compact ids of :attr:`actions`)."""
+        self.obs = np.zeros((b, self.obs_size), dtype=np.int8)
+        """The acting seat's observation in each game (not written with ``observations=False``)."""
+        self.rewards = np.zeros((b, n), dtype=np.float32)
+        self.score_change = np.zeros((b, MAX_SEATS), dtype=np.int64)
+        """Each side's score change in the last deal that ended in each game (columns ≥ sides are 0)."""
+        self.last_deal = np.full((b, 4), -1, dtype=np.int64)
+        """The last deal that ended in each game: its contract (bid id; -1 if thrown in), contractor
+        (-1 if thrown in), whether the contract was made (0/1), and the sides that won the game
+        with it (a bit set; 0 while the game goes on)."""
+        self.deal_done = np.zeros(b, dtype=np.bool_)
+        self.episode_done = np.zeros(b, dtype=np.bool_)
+        self._obs_out = self.obs if observations else NO_ROWS_INT8
+        self._no_final = np.zeros(0, dtype=np.int64)
+        self._seeded = False
+        self.reset(seed)
+
+    # -- episodes -----------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> VectorStep:
+        """A new episode in every game. ``seed`` fixes every game's deals and :meth:`sample_actions`;
+        a later ``reset()`` without a seed continues the same random streams (as the AEC env)."""
+        if seed is not None or not self._seeded:
+            streams = np.random.SeedSequence(seed).generate_state(2 * self.num_games, dtype=np.uint64)
+            self._state[:, F_DEAL_RNG] = streams[0::2].view(np.int64)
+            self._state[:, F_ACTION_RNG] = streams[1::2].view(np.int64)
+            self._seeded = True
+        _step.new_games(self._state, self._opts, self._cards)
+        self._refresh(np.arange(self.num_games))
+        self.rewards[:] = 0
+        self.deal_done[:] = False
+        self.episode_done[:] = False
+        return self._result()
+
+    def set_deal(
+        self,
+        game: int,
+        hands: Sequence[Sequence[str]],
+        kitty: Sequence[str],
+        dealer: int = 0,
+        scores: Sequence[int] | None = None,
+    ) -> None:
+        """Replace game ``game``'s current deal by an explicit one (card names, as
+        ``Deal.from_cards``); ``scores`` (per seat or per side) also sets the game's scores and
+        the scores its episodes start from. Bad input raises ``ValueError`` and changes nothing."""
+        self._check_game(game)
+        hand_masks, kitty_mask = parse_deal(self.rules, hands, kitty, dealer)
+        sides = check_scores(self.rules, scores) if scores is not None else None
+        row = self._state[game]
+        row[F_DEALT:F_DEALT + MAX_SEATS] = 0
+        row[F_DEALT:F_DEALT + len(hand_masks)] = hand_masks
+        row[F_KITTY] = kitty_mask
+        if sides is not None:
+            row[F_SCORES:F_SCORES + MAX_SEATS] = 0
+            row[F_SCORES:F_SCORES + len(sides)] = sides
+            row[F_START_SCORES:F_START_SCORES + MAX_SEATS] = row[F_SCORES:F_SCORES + MAX_SEATS]
+        _step.load_deal(self._state, int(game), self._opts, dealer)
+        self._refresh(np.array([game]))
+
+    # -- stepping -----------------------------------------------------------------------------------
+    def step(self, actions: np.ndarray, final_observer: np.ndarray | None = None,
+             final_obs: np.ndarray | None = None) -> VectorStep:
+        """One decision in every game: ``actions[b]`` is the compact action id of game ``b``'s
+        acting seat, or negative to leave game ``b`` as it is. An illegal action raises
+        :class:`IllegalActionError` naming the game, and no game changes. ``final_obs[b]``, if
+        given, receives the view of seat ``final_observer[b]`` of a deal that ends in this step."""
+        actions = self._check_actions(actions)
+        if final_obs is None or final_observer is None:
+            final_observer, final_obs = self._no_final, NO_ROWS_INT8
+        else:
+            final_observer = self._check_seats(final_observer, "final_observer")
+            final_obs = output_buffer(final_obs, (self.num_games, self.obs_size), np.int8, "final_obs")
+        _step.step_games(self._state, self._opts, actions, self._universal, self._word_bit, self._compact_of_word,
+                         self._offsets, self._reward_mode, self._scale, self.seat, self.masks, self._obs_out,
+                         self.rewards, self.score_change, self.last_deal, self.deal_done, self.episode_done, final_observer,
+                         final_obs, self._cards)
+        return self._result()
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_games} integer action ids, got shape {actions.shape} "
+                             f"of {actions.dtype}")
+        actions = actions.astype(np.int64, copy=False)
+        bad = _step.first_illegal(self._state, actions, self._universal, self._word_bit, self._word_kind)
+        if bad >= 0:
+            a = int(actions[bad])
+            name = self.actions.to_str(a) if a < self.num_actions else "out of range"
+            legal = ", ".join(f"{c} ({self.actions.to_str(c)})" for c in self.legal_actions(bad))
+            raise IllegalActionError(f"game {bad}: action {a} ({name}) is not legal for seat {self.seat[bad]}; "
+                                     f"legal actions: {legal}")
+        return actions
+
+    def sample_actions(self, out: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action for every game (from each game's seeded stream)."""
+        out = output_buffer(out, (self.num_games,), np.int64, "out")
+        _step.sample_actions(self._state, self._compact_of_word, out)
+        return out
+
+    # -- views ----------------------------------------------------------------------------------------
+    def legal_actions(self, game: int) -> list[int]:
+        """The legal compact action ids of game ``game``'s acting seat."""
+        self._check_game(game)
+        return np.flatnonzero(self.masks[game]).tolist()
+
+    def observe(self, seats: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Every game's observation from ``seats[b]`` (``[B, obs_size]`` ``int8``), into ``out``."""
+        seats = self._check_seats(seats, "seats")
+        out = output_buffer(out, (self.num_games, self.obs_size), np.int8, "out")
+        _step.observe_games(self._state, self._opts, seats, self._offsets, out)
+        return out
+
+    def state(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Every game's global state (``env.state()``: all hands, kitty, discards, seat 0's view)."""
+        out = output_buffer(out, (self.num_games, self.state_size), np.int8, "out")
+        _step.states(self._state, self._opts, self._offsets, out)
+        return out
+
+    def _check_game(self, game: Any) -> None:
+        if not isinstance(game, (int, np.integer)) or isinstance(game, bool) or not 0 <= game < self.num_games:
+            raise ValueError(f"game must be an index 0..{self.num_games - 1}, got {game!r}")
+
+    def _check_seats(self, seats: Any, name: str) -> np.ndarray:
+        seats = np.asarray(seats)
+        if (seats.shape != (self.num_games,) or not np.issubdtype(seats.dtype, np.integer)
+                or ((seats < 0) | (seats >= self.num_players)).any()):
+            raise ValueError(f"{name} must be {self.num_games} seats 0..{self.num_players - 1}")
+        return seats.astype(np.int64)
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Each game's score per side (a copy, ``[B, sides]``)."""
+        return self._state[:, F_SCORES:F_SCORES + self.rules.num_sides].copy()
+
+    def _refresh(self, games: np.ndarray) -> None:
+        _step.refresh(self._state, self._opts, games.astype(np.int64), self._compact_of_word, self._offsets,
+                      self.seat, self.masks, self._obs_out)
+
+    def _result(self) -> VectorStep:
+        return VectorStep(self.seat, self.obs, self.masks, self.rewards, self.deal_done, self.episode_done)

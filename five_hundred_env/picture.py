@@ -125,7 +125,9 @@ def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = 
         top = "all passed: thrown in" if deal.thrown_in else "bidding"
     draw.text((16, 10), f"{top}   ·   {phase.name.lower().replace('_', ' ')}", fill=TEXT, font=mid)
     labels = side_labels(rules, viewer)
-    scores = "   ".join(f"{labels[side]} {score}" for side, score in enumerate(game.scores))
+    own = rules.side_of(viewer)
+    order = sorted(range(rules.num_sides), key=lambda side: (side - own) % rules.num_sides)  # the viewer's side first
+    scores = "   ".join(f"{labels[side]} {game.scores[side]}" for side in order)
     draw.text((16, 34), f"scores: {scores}", fill=MUTED, font=small)
 
     # the seats, the viewer at the bottom
@@ -139,11 +141,11 @@ def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = 
         colour = GOLD if seat == deal.to_act else TEXT
         draw.text((cx, cy - 12), name, fill=colour, font=mid, anchor="mm")
         info = f"{labels[rules.side_of(seat)]}, tricks: {side_tricks[rules.side_of(seat)]}"
-        if bids:
-            info += "   bids " + " ".join(bids[-3:])
         if seat == deal.sitting_out:
-            info += "   sits out"
-        draw.text((cx, cy + 10), info, fill=MUTED, font=small, anchor="mm")
+            info += ", sits out"
+        draw.text((cx, cy + 8), info, fill=MUTED, font=small, anchor="mm")
+        if bids:  # on a line of its own, so that a side seat's text stays inside the picture
+            draw.text((cx, cy + 24), "bids " + " ".join(bids[-3:]), fill=MUTED, font=small, anchor="mm")
         if rel != 0:
             exposed = deal.exposed and seat == deal.contractor
             _other_hand(draw, deal, seat, cx, cy, exposed)
@@ -174,8 +176,8 @@ def _other_hand(draw: ImageDraw.ImageDraw, deal: Deal, seat: int, cx: float, cy:
     if exposed:
         cards = [card for _group, group_cards in hand_groups(deal, seat) for card in group_cards]
         for i, card in enumerate(cards):
-            _card(draw, card, cx - len(cards) * 14 + i * 28, cy + 24, deal.rules.two_jokers, False)
+            _card(draw, card, cx - len(cards) * 14 + i * 28, cy + 36, deal.rules.two_jokers, False)
         return
     count = deal.hands[seat].bit_count()
     for i in range(count):
-        _back(draw, cx - count * 6 - 9 + i * 12, cy + 24)
+        _back(draw, cx - count * 6 - 9 + i * 12, cy + 36)

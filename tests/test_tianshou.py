@@ -16,11 +16,25 @@ pytest.importorskip("tianshou")
 pytest.importorskip("torch")
 
 import torch
-from tianshou.env import PettingZooEnv
+from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+from tianshou.env import DummyVectorEnv, PettingZooEnv
 
 import five_hundred_env
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+
+
+def _ppo_example_data(**collect: int) -> tuple[PettingZooEnv, object, object]:
+    """From the PPO example: an env, its (untrained) algorithm, and a buffer that algorithm filled
+    playing in one environment (``collect``: ``n_episode`` or ``n_step``)."""
+    example = runpy.run_path(str(EXAMPLES / "tianshou_ppo.py"))
+    torch.manual_seed(0)
+    env = example["make_env"]()
+    algorithm = example["build_algorithm"](env, hidden=(16,))
+    collector = Collector[CollectStats](algorithm, DummyVectorEnv([example["make_env"]]), VectorReplayBuffer(1000, 1))
+    collector.reset(reset_buffer=True)
+    collector.collect(**collect)
+    return env, algorithm, collector.buffer
 
 
 @pytest.mark.parametrize("preset", ["australian", "italian_3p"])
@@ -63,17 +77,7 @@ def test_ppo_example_credits_every_seat_from_its_own_turns() -> None:
     """The PPO example's per-seat rewrite, through Tianshou's own multi-agent dispatch: each seat's
     transition runs to its own next turn, and its last one of a deal ends with the deal's result
     (environment.md, rewards) even when another seat played the last card."""
-    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
-    from tianshou.env import DummyVectorEnv
-
-    example = runpy.run_path(str(EXAMPLES / "tianshou_ppo.py"))
-    torch.manual_seed(0)
-    env = example["make_env"]()
-    algorithm = example["build_algorithm"](env, hidden=(16,))
-    collector = Collector[CollectStats](algorithm, DummyVectorEnv([example["make_env"]]), VectorReplayBuffer(1000, 1))
-    collector.reset(reset_buffer=True)
-    collector.collect(n_episode=3)
-    buffer = collector.buffer
+    env, algorithm, buffer = _ppo_example_data(n_episode=3)
     indices = buffer.sample_indices(0)
     raw = buffer[indices]
     episode_of = np.concatenate([[0], np.cumsum(raw.done)[:-1]])
@@ -95,6 +99,14 @@ def test_ppo_example_credits_every_seat_from_its_own_turns() -> None:
         assert np.allclose(seat_batch.returns.numpy()[last_of_deal], np.array(expected)[last_of_deal], atol=1e-5)
         fixed_something |= any(not raw.done[s] for s in steps[last_of_deal])
     assert fixed_something  # some deal's last card was another seat's: Tianshou alone would lose that result
+
+
+def test_ppo_example_refuses_a_partial_episode() -> None:
+    """Per-seat returns need each episode whole: a buffer that ends mid-deal is a clear error."""
+    _, algorithm, buffer = _ppo_example_data(n_step=20)  # a deal takes about 45 steps
+    indices = buffer.sample_indices(0)
+    with pytest.raises(ValueError, match="whole episodes"):
+        algorithm._preprocess_batch(buffer[indices], buffer, indices)
 
 
 def test_ppo_example_trains() -> None:

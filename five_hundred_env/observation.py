@@ -46,9 +46,10 @@ back from the vector:
 
 * the auction in order, from ``bids`` and ``passes``: the auction starts left of the dealer and
   goes clockwise (passed players skipped where they may not bid again, §4); each bid outranks the
-  one before, so the ``bids`` rows in increasing row order are the bids in the order made, and a
-  seat passes at most once while a given bid is highest, so at each turn ``passes[h]`` says
-  whether the seat to act passed (``h`` the highest bid so far) or made the next bid;
+  one before, so the bids sorted by rank (§4: misère, row 25, ranks between the 7- and the 8-trick
+  bids; open misère where the preset puts it) are the bids in the order made, and a seat passes
+  at most once while a given bid is highest, so at each turn ``passes[h]`` says whether the seat
+  to act passed (``h`` the highest bid so far) or made the next bid;
 * the play in order, from ``tricks`` and ``played``: trick ``t``'s cards are row ``t``, each one
   played by the seat whose ``played`` row holds it; the contractor leads trick 0, play goes
   clockwise (skipping a sitting-out partner), and each trick's winner, found with the card order
@@ -63,11 +64,11 @@ writes every slice at ``layout[name]``'s offset, and :func:`layout_table` prints
 each preset (docs/environment.md carries that table). Slices are only ever added at the end, so
 the offsets of the earlier ones never move (``tricks`` and ``joker_leads`` came with v1).
 
-``tricks`` is a one-hot over the tricks per card rather than a 4-bit trick index per card (184
-elements instead of 460): a network reads "the cards of trick ``t``" or "did this card fall
-before that one" from it with one linear unit, where a binary index would need non-linear
-decoding (and index 0 would read as "not played" without ``played``); at most 46 of its
-elements are ever set.
+The ``tricks`` slice is a one-hot over the tricks per card, not a 4-bit trick index per card
+(460 elements instead of 184): a network reads "the cards of trick ``t``" or "did this card
+fall before that one" from it with one linear unit, where a binary index would need non-linear
+decoding (and index 0 would read as "not played" without ``played``); it stays sparse, at most
+one element per card (46) being set.
 
 The whole vector is built as one Python integer of bits and unpacked once, so encoding costs a
 few microseconds. :meth:`ObservationEncoder.decode` turns a vector back into named parts.

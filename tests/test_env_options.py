@@ -152,7 +152,7 @@ def test_gymnasium_make_gives_the_single_agent_env_with_its_arguments():
     env = gymnasium.make("FiveHundred-v1", team=0, rules="italian_3p", dict_obs=True, render_mode="ansi")
     assert isinstance(env.unwrapped, SingleAgentEnv) and env.spec.id == "FiveHundred-v1"
     assert env.unwrapped.aec_env.rules.preset == "italian_3p" and env.unwrapped.learner_agents == ["player_0"]
-    obs, info = env.reset(seed=5)
+    obs, _ = env.reset(seed=5)
     assert env.observation_space.contains(obs) and "to act" in env.render()
     obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert env.observation_space.contains(obs)

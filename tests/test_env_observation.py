@@ -375,7 +375,8 @@ def test_state_contains_all_hands_the_kitty_and_the_discards(preset):
             assert card_mask_of(state[seat * NUM_CARDS:(seat + 1) * NUM_CARDS]) == deal.hands[seat]
         assert card_mask_of(state[n * NUM_CARDS:(n + 1) * NUM_CARDS]) == deal.kitty
         assert card_mask_of(state[(n + 1) * NUM_CARDS:(n + 2) * NUM_CARDS]) == deal.discards
-        np.testing.assert_array_equal(state[(n + 2) * NUM_CARDS:], e.observe("player_0")["observation"])
+        if deal.phase != Phase.NOMINATE:  # where the state shows the true phase (tests/test_env_recall.py)
+            np.testing.assert_array_equal(state[(n + 2) * NUM_CARDS:], e.observe("player_0")["observation"])
         obs, _, term, trunc, _ = e.last()
         e.step(None if term or trunc else random_action(obs, rng))
 

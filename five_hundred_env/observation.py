@@ -239,7 +239,9 @@ class ObservationEncoder:
                     deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
                 bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
             if deal.tricks:
-                bits |= self._history_bits(deal)
+                cached = self._history_cache.get(id(deal))  # the hit is inlined: it is the hot path
+                hit = cached is not None and cached[0] is deal and cached[1] == len(deal.tricks)
+                bits |= cached[2] if hit else self._history_bits(deal)  # type: ignore[index]
             if deal.trick:
                 trick, row = at.trick, self._trick_row
                 number = len(deal.tricks)

@@ -68,7 +68,7 @@ class SingleAgentEnv(gymnasium.Env):
     every seat of side ``k``, both partners with four players) against opponent policies."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": raw_env.metadata["render_modes"], "render_fps": raw_env.metadata["render_fps"],
+        "render_modes": list(raw_env.metadata["render_modes"]), "render_fps": raw_env.metadata["render_fps"],
     }
 
     def __init__(

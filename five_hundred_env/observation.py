@@ -83,7 +83,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from five_hundred_env.actions import PASS
-from five_hundred_env.cards import NUM_CARDS
+from five_hundred_env.cards import JOKER1, NUM_CARDS
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, Phase
 from five_hundred_env.rules import PRESETS, Rules, make_rules
 
@@ -174,7 +174,7 @@ class ObservationEncoder:
                              for rel in self._relative]
         self._trick_row = self.layout["trick"][1][1]
         self._auction_cache: dict[tuple[int, int], tuple[int, Deal, int]] = {}
-        self._history_cache: dict[int, tuple[Deal, int, int]] = {}
+        self._history: tuple[Deal | None, int, int] = (None, 0, 0)  # (deal, finished tricks, their bits)
         self.low = np.zeros(self.size, dtype=np.int8)
         self.high = np.ones(self.size, dtype=np.int8)
         self.low[self._scores] = -127
@@ -238,10 +238,9 @@ class ObservationEncoder:
             for played, void, won, (to_played, to_void, to_won) in zip(
                     deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
                 bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
-            if deal.tricks:
-                cached = self._history_cache.get(id(deal))  # the hit is inlined: it is the hot path
-                hit = cached is not None and cached[0] is deal and cached[1] == len(deal.tricks)
-                bits |= cached[2] if hit else self._history_bits(deal)  # type: ignore[index]
+            if deal.tricks:  # the cache hit inlined: it is the hot path
+                history = self._history
+                bits |= history[2] if history[0] is deal and history[1] == len(deal.tricks) else self._history_bits(deal)
             if deal.trick:
                 trick, row = at.trick, self._trick_row
                 number = len(deal.tricks)
@@ -249,21 +248,17 @@ class ObservationEncoder:
                 for seat, card in deal.trick:
                     bits |= 1 << (trick + row * rel[seat] + card) | 1 << (this_trick + card)
                 bits |= 1 << (at.leader + rel[deal.leader]) | 1 << (at.led_suit + deal.led_suit)
-                if EFFECTIVE_SUIT[deal.ctx][deal.trick[0][1]] == SUITLESS:
+                lead = deal.trick[0][1]
+                if lead >= JOKER1 and EFFECTIVE_SUIT[deal.ctx][lead] == SUITLESS:
                     bits |= 1 << (at.joker_leads + 4 * number + deal.led_suit)
         return bits
 
     def _history_bits(self, deal: Deal) -> int:
         """The ``tricks`` and ``joker_leads`` rows of the finished tricks (the same for every
-        observer), cached per deal and extended as tricks finish."""
-        key = id(deal)
-        cached = self._history_cache.get(key)
+        observer), remembered for the last deal encoded and extended as its tricks finish."""
+        cached_deal, first, bits = self._history
         done = len(deal.tricks)
-        if cached is not None and cached[0] is deal and cached[1] <= done:
-            if cached[1] == done:
-                return cached[2]
-            first, bits = cached[1], cached[2]
-        else:
+        if cached_deal is not deal or first > done:
             first, bits = 0, 0
         at = self._at
         suit_of = EFFECTIVE_SUIT[deal.ctx]
@@ -274,9 +269,7 @@ class ObservationEncoder:
                 bits |= 1 << (row + card)
             if suit_of[plays[0][1]] == SUITLESS:
                 bits |= 1 << (at.joker_leads + 4 * number + led_suit)
-        if len(self._history_cache) > 64:
-            self._history_cache.clear()
-        self._history_cache[key] = (deal, done, bits)
+        self._history = (deal, done, bits)
         return bits
 
     def _auction_bits(self, deal: Deal, observer: int) -> int:

@@ -174,7 +174,8 @@ class ObservationEncoder:
                              for rel in self._relative]
         self._trick_row = self.layout["trick"][1][1]
         self._auction_cache: dict[tuple[int, int], tuple[int, Deal, int]] = {}
-        self._history: tuple[Deal | None, int, int] = (None, 0, 0)  # (deal, finished tricks, their bits)
+        self._history: tuple[Deal | None, int, int] = (None, 0, 0)  # (deal, finished tricks, their recall bits)
+        self._joker_leads = self._at.joker_leads - self._at.tricks  # in the recall bits, which start at "tricks"
         self.low = np.zeros(self.size, dtype=np.int8)
         self.high = np.ones(self.size, dtype=np.int8)
         self.low[self._scores] = -127
@@ -238,37 +239,43 @@ class ObservationEncoder:
             for played, void, won, (to_played, to_void, to_won) in zip(
                     deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
                 bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
+            # The recall slices are built apart, from bit 0, and shifted into place once: every
+            # OR into the full-width integer costs in proportion to its width.
+            recall = 0
             if deal.tricks:  # the cache hit inlined: it is the hot path
                 history = self._history
-                bits |= history[2] if history[0] is deal and history[1] == len(deal.tricks) else self._history_bits(deal)
+                recall = history[2] if history[0] is deal and history[1] == len(deal.tricks) else self._recall_bits(deal)
             if deal.trick:
                 trick, row = at.trick, self._trick_row
                 number = len(deal.tricks)
-                this_trick = at.tricks + NUM_CARDS * number
+                this_trick = NUM_CARDS * number
                 for seat, card in deal.trick:
-                    bits |= 1 << (trick + row * rel[seat] + card) | 1 << (this_trick + card)
+                    bits |= 1 << (trick + row * rel[seat] + card)
+                    recall |= 1 << (this_trick + card)
                 bits |= 1 << (at.leader + rel[deal.leader]) | 1 << (at.led_suit + deal.led_suit)
                 lead = deal.trick[0][1]
                 if lead >= JOKER1 and EFFECTIVE_SUIT[deal.ctx][lead] == SUITLESS:
-                    bits |= 1 << (at.joker_leads + 4 * number + deal.led_suit)
+                    recall |= 1 << (self._joker_leads + 4 * number + deal.led_suit)
+            if recall:
+                bits |= recall << at.tricks
         return bits
 
-    def _history_bits(self, deal: Deal) -> int:
+    def _recall_bits(self, deal: Deal) -> int:
         """The ``tricks`` and ``joker_leads`` rows of the finished tricks (the same for every
-        observer), remembered for the last deal encoded and extended as its tricks finish."""
+        observer; bit 0 is the first element of ``tricks``), remembered for the last deal
+        encoded and extended as its tricks finish."""
         cached_deal, first, bits = self._history
         done = len(deal.tricks)
         if cached_deal is not deal or first > done:
             first, bits = 0, 0
-        at = self._at
         suit_of = EFFECTIVE_SUIT[deal.ctx]
         for number in range(first, done):
             _leader, led_suit, plays, _winner = deal.tricks[number]
-            row = at.tricks + NUM_CARDS * number
+            row = NUM_CARDS * number
             for _seat, card in plays:
                 bits |= 1 << (row + card)
             if suit_of[plays[0][1]] == SUITLESS:
-                bits |= 1 << (at.joker_leads + 4 * number + led_suit)
+                bits |= 1 << (self._joker_leads + 4 * number + led_suit)
         self._history = (deal, done, bits)
         return bits
 

@@ -266,7 +266,7 @@ class ObservationEncoder:
         encoded and extended as its tricks finish."""
         cached_deal, first, bits = self._history
         done = len(deal.tricks)
-        if cached_deal is not deal or first > done:
+        if cached_deal is not deal:
             first, bits = 0, 0
         suit_of = EFFECTIVE_SUIT[deal.ctx]
         for number in range(first, done):

@@ -1,4 +1,4 @@
-"""The Five Hundred PettingZoo AEC environment (``five_hundred_v0``).
+"""The Five Hundred PettingZoo AEC environment (``five_hundred_v1``).
 
 =====================  ==========================================================================
 Agents                 ``player_0 … player_{n-1}`` (n = 4, or 3 for ``italian_3p``); seats
@@ -7,9 +7,12 @@ Action space           ``Discrete(A)``: A = 80 (``australian``), 70 (``italian_3
                        (``french_46``); ids in :class:`~five_hundred_env.actions.ActionTable`
                        (bids 0-27, then one per card, then joker leads, then nominations)
 Observation space      ``Dict(observation=Box(int8, (size,)), action_mask=Box(int8, (A,)))``;
-                       the vector is laid out in :mod:`five_hundred_env.observation`
+                       the vector (perfect recall of the deal) is laid out in
+                       :mod:`five_hundred_env.observation`; ``observation_dtype="float32"``
+                       gives the same values as ``float32``
 State space            ``Box(int8, (state_size,))``: every hand, the kitty, the discards, then
-                       seat 0's observation (for centralised critics)
+                       an observation with the true phase; ``state()`` oriented to seat 0,
+                       ``state(agent)`` to that agent (for centralised critics)
 Rewards                at the end of each deal, every agent gets its side's result (below)
 =====================  ==========================================================================
 
@@ -42,7 +45,11 @@ and the legal actions, and change nothing; with ``illegal_action="terminate"`` t
 gets ``illegal_reward`` instead and the episode ends (like PettingZoo's
 ``TerminateIllegalWrapper``).
 
-Version history: v0 — first release.
+Version history: v1 — the observation recalls the whole deal (new slices ``tricks`` and
+``joker_leads`` after the v0 ones, whose offsets are unchanged); ``state()`` shows the
+contractor's nomination turn (v0's was identical before and after ``NO_NOMINATION`` unless seat
+0 was the contractor) and ``state(agent)`` is oriented to an agent; ``render_mode="rgb_array"``;
+``observation_dtype``. v0 — first release.
 """
 
 from __future__ import annotations
@@ -60,12 +67,14 @@ from pettingzoo import AECEnv
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Game, IllegalActionError, check_scores
 from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.picture import table_image
 from five_hundred_env.render import colour_supported, render_table
 from five_hundred_env.rules import Rules, make_rules
 
 EPISODE_MODES = ("deal", "game")
 REWARD_MODES = ("zero_sum", "score", "win")
 ILLEGAL_MODES = ("raise", "terminate")
+OBSERVATION_DTYPES = ("int8", "float32")
 RESET_OPTION_KEYS = ("dealer", "hands", "kitty", "scores")
 
 
@@ -101,14 +110,16 @@ class raw_env(AECEnv):
 
     Keyword arguments: ``rules`` (a preset name or a :class:`Rules`; default ``australian``),
     any rule option of RULES.md §2 as an override, ``episode`` (``"deal"`` or ``"game"``),
-    ``render_mode`` (``None``, ``"ansi"``, ``"human"``), ``reward``, ``reward_scale``,
-    ``illegal_action`` (``"raise"`` or ``"terminate"``), ``illegal_reward`` and ``max_deals``
-    (truncate a ``"game"`` episode after that many deals; default: no limit but 20 thrown-in
-    deals in a row).
+    ``render_mode`` (``None``, ``"ansi"``, ``"human"``, ``"rgb_array"``), ``reward``,
+    ``reward_scale``, ``illegal_action`` (``"raise"`` or ``"terminate"``), ``illegal_reward``,
+    ``max_deals`` (truncate a ``"game"`` episode after that many deals; default: no limit but 20
+    thrown-in deals in a row) and ``observation_dtype`` (``"int8"`` or ``"float32"``: the
+    observation vector's and the state's dtype; the action mask stays ``int8``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "five_hundred_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
+        "name": "five_hundred_v1", "render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2,
+        "is_parallelizable": False,
     }
 
     def __init__(
@@ -121,6 +132,7 @@ class raw_env(AECEnv):
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
         max_deals: int | None = None,
+        observation_dtype: str = "int8",
         **options: Any,
     ) -> None:
         super().__init__()
@@ -128,13 +140,14 @@ class raw_env(AECEnv):
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a preset name or a Rules object, got {rules!r}")
         for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES),
-                                     ("illegal_action", illegal_action, ILLEGAL_MODES)):
+                                     ("illegal_action", illegal_action, ILLEGAL_MODES),
+                                     ("observation_dtype", observation_dtype, OBSERVATION_DTYPES)):
             if value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
         if reward == "win" and episode != "game":
             raise ValueError("reward='win' needs episode='game' (a deal has no winner)")
         if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human'; got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array'; got {render_mode!r}")
         if not _is_finite_number(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         if not _is_finite_number(illegal_reward):
@@ -148,6 +161,7 @@ class raw_env(AECEnv):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.max_deals = max_deals
+        self._float_obs = observation_dtype == "float32"
 
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -158,14 +172,15 @@ class raw_env(AECEnv):
         self._mask_bit = [0 if c < 0 else 1 << c for c in self.actions.compact]  # universal id -> mask bit
         num_actions = len(self.actions)
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        dtype = np.dtype(observation_dtype)
         self.observation_spaces = {
             a: spaces.Dict({
-                "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.int8),
+                "observation": spaces.Box(self.encoder.low.astype(dtype), self.encoder.high.astype(dtype), dtype=dtype),
                 "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
             })
             for a in self.possible_agents
         }
-        self.state_space = spaces.Box(-127, 127, (self.encoder.state_size,), dtype=np.int8)
+        self.state_space = spaces.Box(-127, 127, (self.encoder.state_size,), dtype=dtype)
         self._rng: random.Random | None = None
         self.game: Game | None = None
         self.agents = []
@@ -287,13 +302,19 @@ class raw_env(AECEnv):
                 mask |= mask_bit[u]
         size = self.encoder.size
         vec = self.encoder.encode(deal, seat, game.scores, mask, len(self._universal))
-        return {"observation": vec[:size], "action_mask": vec[size:]}
+        observation = vec[:size].astype(np.float32) if self._float_obs else vec[:size]
+        return {"observation": observation, "action_mask": vec[size:]}
 
-    def state(self) -> np.ndarray:
-        """The full global state (all hands, the kitty, the discards, then seat 0's view)."""
+    def state(self, agent: str | None = None) -> np.ndarray:
+        """The full global state: every hand, the kitty, the discards, then an observation with
+        the true phase (the contractor's nomination turn included), so that every decision point
+        has its own state. Oriented to seat 0 (its relative seats are the absolute seats), or with
+        ``agent`` to that agent (hands and observation in its relative seats)."""
         if self.game is None:
             raise RuntimeError("call reset() before state()")
-        return self.encoder.encode_state(self.deal, self.game.scores)
+        seat = 0 if agent is None else self._seat_of(agent)
+        state = self.encoder.encode_state(self.deal, self.game.scores, seat)
+        return state.astype(np.float32) if self._float_obs else state
 
     def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
         """The selected agent's (observation, cumulative reward, terminated, truncated, info)."""
@@ -404,13 +425,19 @@ class raw_env(AECEnv):
         self.agent_selection = self.agents[0]
 
     # -- rendering ---------------------------------------------------------------------------
-    def render(self) -> str | None:
-        """``"ansi"``: return the table as text; ``"human"``: print it."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: return the table as text; ``"human"``: print it; ``"rgb_array"``: return
+        the picture of the table seen by the selected agent (the one to act) as an ``H×W×3
+        uint8`` array (:func:`~five_hundred_env.picture.table_image`; needs Pillow)."""
         if self.render_mode is None:
-            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            warnings.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'",
+                          stacklevel=2)
             return None
         if self.game is None:
             raise RuntimeError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            viewer = self._seat[self.agent_selection]
+            return table_image(self.game, self.possible_agents, viewer=viewer, deal=self.deal)
         colour = self.render_mode == "human" and colour_supported()  # a terminal, and NO_COLOR unset
         text = render_table(self.game, self.possible_agents, colour=colour, deal=self.deal)
         if self.render_mode == "human":

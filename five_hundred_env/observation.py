@@ -35,11 +35,40 @@ slice              shape         meaning
 ``tricks_won``     n × 10        tricks won by each relative seat, as a thermometer
 ``scores``         sides         each side's game score ÷ 10 (rounded, clipped to ±127), the
                                  observer's side first, then the others clockwise
+``tricks``         10 × 46       row ``t``: the cards that fell in trick ``t`` (0-9), the current
+                                 trick's included: with ``played`` (who played each card) this
+                                 recalls the whole play, see below
+``joker_leads``    10 × 4        row ``t``: the suit named when a suitless joker led trick ``t``
 =================  ============  =================================================================
+
+Perfect recall (``five_hundred_v1``). Everything the observer saw happen this deal can be read
+back from the vector:
+
+* the auction in order, from ``bids`` and ``passes``: the auction starts left of the dealer and
+  goes clockwise (passed players skipped where they may not bid again, §4); each bid outranks the
+  one before, so the bids sorted by rank (§4: misère, row 25, ranks between the 7- and the 8-trick
+  bids; open misère where the preset puts it) are the bids in the order made, and a seat passes
+  at most once while a given bid is highest, so at each turn ``passes[h]`` says whether the seat
+  to act passed (``h`` the highest bid so far) or made the next bid;
+* the play in order, from ``tricks`` and ``played``: trick ``t``'s cards are row ``t``, each one
+  played by the seat whose ``played`` row holds it; the contractor leads trick 0, play goes
+  clockwise (skipping a sitting-out partner), and each trick's winner, found with the card order
+  of §6 (``trump``, ``joker_suit``) and the suit led (the leader's card's suit, or
+  ``joker_leads[t]`` for a suitless joker lead), leads the next trick.
+
+The contractor's discards are recalled as a set (``discards``): their order changes nothing in
+the game. Earlier deals of a ``"game"`` episode are summed up by ``scores`` only.
 
 The order and shapes above are :func:`slice_shapes`, the one source of the offsets: the encoder
 writes every slice at ``layout[name]``'s offset, and :func:`layout_table` prints the offsets of
-each preset (docs/environment.md carries that table).
+each preset (docs/environment.md carries that table). Slices are only ever added at the end, so
+the offsets of the earlier ones never move (``tricks`` and ``joker_leads`` came with v1).
+
+The ``tricks`` slice is a one-hot over the tricks per card, not a 4-bit trick index per card
+(460 elements instead of 184): a network reads "the cards of trick ``t``" or "did this card
+fall before that one" from it with one linear unit, where a binary index would need non-linear
+decoding (and index 0 would read as "not played" without ``played``); it stays sparse, at most
+one element per card (46) being set.
 
 The whole vector is built as one Python integer of bits and unpacked once, so encoding costs a
 few microseconds. :meth:`ObservationEncoder.decode` turns a vector back into named parts.
@@ -54,8 +83,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from five_hundred_env.actions import PASS
-from five_hundred_env.cards import NUM_CARDS
-from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.cards import JOKER1, NUM_CARDS
+from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, Phase
 from five_hundred_env.rules import PRESETS, Rules, make_rules
 
 NUM_BIDS = 27  # trick bids 1-25, MISERE 26, OPEN_MISERE 27
@@ -91,6 +120,8 @@ def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
         "shown_void": (n, 4),
         "tricks_won": (n, 10),
         "scores": (rules.num_sides,),
+        "tricks": (rules.hand_size, NUM_CARDS),
+        "joker_leads": (rules.hand_size, 4),
     }
 
 
@@ -133,7 +164,9 @@ class ObservationEncoder:
         self.size = sum(math.prod(shape) for _, shape in self.layout.values())
         self._at = _Offsets(**{name: offset for name, (offset, _) in self.layout.items()})
         self.num_bits = self._at.scores
-        """Every slice before ``scores`` is 0/1 (and built as bits)."""
+        """Where ``scores``, the one slice that is not 0/1, starts: every slice before it (and
+        after it) is 0/1 and built as bits."""
+        self._scores = slice(self._at.scores, self._at.scores + rules.num_sides)
         self._relative = [[(seat - observer) % n for seat in range(n)] for observer in range(n)]
         # Per observer, per absolute seat: where its row of played cards, void suits and tricks won goes.
         rows = [(self.layout[name][0], self.layout[name][1][1]) for name in ("played", "shown_void", "tricks_won")]
@@ -141,10 +174,14 @@ class ObservationEncoder:
                              for rel in self._relative]
         self._trick_row = self.layout["trick"][1][1]
         self._auction_cache: dict[tuple[int, int], tuple[int, Deal, int]] = {}
+        self._history: tuple[Deal | None, int, int] = (None, 0, 0)  # (deal, finished tricks, their recall bits)
+        self._joker_leads = self._at.joker_leads - self._at.tricks  # in the recall bits, which start at "tricks"
         self.low = np.zeros(self.size, dtype=np.int8)
         self.high = np.ones(self.size, dtype=np.int8)
-        self.low[self.num_bits:] = -127
-        self.high[self.num_bits:] = 127
+        self.low[self._scores] = -127
+        self.high[self._scores] = 127
+        # The global state shows the contractor's nomination turn as it is (see encode_state).
+        self._unmask_nomination = 1 << (self._at.phase + Phase.PLAY) | 1 << (self._at.phase + Phase.NOMINATE)
         state_shapes = {"hands": (n, NUM_CARDS), "kitty": (NUM_CARDS,), "discards": (NUM_CARDS,),
                         "observation": (self.size,)}
         self.state_layout: dict[str, tuple[int, tuple[int, ...]]] = {}
@@ -165,7 +202,7 @@ class ObservationEncoder:
         """
         vec = self.unpack(self.bits(deal, observer) | extra_bits << self.size, self.size + extra_size)
         if scores is not None and any(scores):
-            vec[self.num_bits:self.size] = self.relative_scores(scores, observer)
+            vec[self._scores] = self.relative_scores(scores, observer)
         return vec
 
     def unpack(self, bits: int, count: int) -> np.ndarray:
@@ -202,11 +239,44 @@ class ObservationEncoder:
             for played, void, won, (to_played, to_void, to_won) in zip(
                     deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
                 bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
+            # The recall slices are built apart, from bit 0, and shifted into place once: every
+            # OR into the full-width integer costs in proportion to its width.
+            recall = 0
+            if deal.tricks:  # the cache hit inlined: it is the hot path
+                history = self._history
+                recall = history[2] if history[0] is deal and history[1] == len(deal.tricks) else self._recall_bits(deal)
             if deal.trick:
                 trick, row = at.trick, self._trick_row
+                number = len(deal.tricks)
+                this_trick = NUM_CARDS * number
                 for seat, card in deal.trick:
                     bits |= 1 << (trick + row * rel[seat] + card)
+                    recall |= 1 << (this_trick + card)
                 bits |= 1 << (at.leader + rel[deal.leader]) | 1 << (at.led_suit + deal.led_suit)
+                lead = deal.trick[0][1]
+                if lead >= JOKER1 and EFFECTIVE_SUIT[deal.ctx][lead] == SUITLESS:
+                    recall |= 1 << (self._joker_leads + 4 * number + deal.led_suit)
+            if recall:
+                bits |= recall << at.tricks
+        return bits
+
+    def _recall_bits(self, deal: Deal) -> int:
+        """The ``tricks`` and ``joker_leads`` rows of the finished tricks (the same for every
+        observer; bit 0 is the first element of ``tricks``), remembered for the last deal
+        encoded and extended as its tricks finish."""
+        cached_deal, first, bits = self._history
+        done = len(deal.tricks)
+        if cached_deal is not deal:
+            first, bits = 0, 0
+        suit_of = EFFECTIVE_SUIT[deal.ctx]
+        for number in range(first, done):
+            _leader, led_suit, plays, _winner = deal.tricks[number]
+            row = NUM_CARDS * number
+            for _seat, card in plays:
+                bits |= 1 << (row + card)
+            if suit_of[plays[0][1]] == SUITLESS:
+                bits |= 1 << (self._joker_leads + 4 * number + led_suit)
+        self._history = (deal, done, bits)
         return bits
 
     def _auction_bits(self, deal: Deal, observer: int) -> int:
@@ -260,14 +330,25 @@ class ObservationEncoder:
         offset, shape = self.state_layout["observation"]
         return offset + shape[0]
 
-    def encode_state(self, deal: Deal, scores: Sequence[int] | None = None) -> np.ndarray:
-        """The global state for centralised critics (:attr:`state_layout`): every hand (absolute
-        seats 0…n-1, one row each), the kitty as dealt, the discards, then seat 0's observation."""
+    def encode_state(self, deal: Deal, scores: Sequence[int] | None = None, observer: int = 0) -> np.ndarray:
+        """The global state for centralised critics (:attr:`state_layout`), oriented to
+        ``observer`` (relative seats as in the observation; with the default seat 0 they are the
+        absolute seats): every hand (row ``r``: relative seat ``r``), the kitty as dealt, the
+        discards, then ``observer``'s observation with the true phase — the contractor's
+        nomination turn shows as ``nominate`` whoever the observer is, so that every decision
+        point has its own state."""
         layout = self.state_layout
         hands_at, (_, row) = layout["hands"]
+        rel = self._relative[observer]
         bits = 0
         for seat, hand in enumerate(deal.hands):
-            bits |= hand << (hands_at + row * seat)
+            bits |= hand << (hands_at + row * rel[seat])
         bits |= deal.kitty << layout["kitty"][0] | deal.discards << layout["discards"][0]
-        cards = layout["observation"][0]
-        return np.concatenate([self.unpack(bits, cards), self.encode(deal, 0, scores)])
+        view = self.bits(deal, observer)
+        if deal.phase == Phase.NOMINATE and observer != deal.contractor:
+            view ^= self._unmask_nomination
+        view_at = layout["observation"][0]
+        vec = self.unpack(bits | view << view_at, self.state_size)
+        if scores is not None and any(scores):
+            vec[view_at + self._scores.start:view_at + self._scores.stop] = self.relative_scores(scores, observer)
+        return vec

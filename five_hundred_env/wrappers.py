@@ -9,9 +9,12 @@ against given opponent policies.
     env = SingleAgentEnv(team=0, rules="australian")       # the learner plays seats 0 and 2
     model = MaskablePPO("MlpPolicy", env).learn(10_000)     # masks come from env.action_masks()
 
-* **Observation**: the AEC observation vector (``Box`` of ``int8``) of the learner's seat to act,
-  oriented to that seat; the mask is in ``info["action_mask"]`` and from :meth:`action_masks`
-  (a ``bool`` array, as sb3-contrib's ``MaskablePPO`` expects).
+* **Observation**: the AEC observation vector (``Box`` of ``int8``, or of ``float32`` with
+  ``observation_dtype="float32"``) of the learner's seat to act, oriented to that seat; the mask
+  is in ``info["action_mask"]`` and from :meth:`action_masks` (a ``bool`` array, as sb3-contrib's
+  ``MaskablePPO`` expects). With ``dict_obs=True`` the observation is the AEC dict
+  ``{"observation": vector, "action_mask": int8 mask}`` instead, for libraries that read the mask
+  from the observation.
 * **Action**: ``Discrete(A)``, the action ids of the AEC environment.
 * **Reward**: the learner's accumulated reward since its previous action (the AEC reward of its
   seat — for a team, its side's result, counted once), so the episode's rewards sum to the
@@ -26,8 +29,13 @@ against given opponent policies.
   algorithms step arbitrary actions); pass ``illegal_action="raise"`` to raise instead.
 
 Every other keyword argument (``rules``, rule options, ``episode``, ``reward``, ``reward_scale``,
-``render_mode``, ``max_deals`` …) goes to :class:`~five_hundred_env.env.raw_env`; ``reset``'s
-``options`` go to its ``reset``. This module needs only numpy and gymnasium.
+``render_mode`` — ``"rgb_array"`` included, for Gymnasium's ``RecordVideo`` —, ``max_deals``,
+``observation_dtype`` …) goes to :class:`~five_hundred_env.env.raw_env`; ``reset``'s
+``options`` go to its ``reset``. This module needs only numpy and gymnasium (and Pillow for
+``"rgb_array"``).
+
+Importing :mod:`five_hundred_env` registers this class with Gymnasium as
+:data:`GYMNASIUM_ID`: ``gymnasium.make("FiveHundred-v1", team=0, rules="italian_3p")``.
 """
 
 from __future__ import annotations
@@ -44,18 +52,31 @@ from five_hundred_env.env import check_seed, raw_env
 Policy = Callable[[dict[str, np.ndarray]], int]
 """An opponent: the AEC observation dict of its seat in, a legal action id out."""
 
+GYMNASIUM_ID = "FiveHundred-v1"
+"""The Gymnasium id of :class:`SingleAgentEnv` (its version follows the AEC env's ``five_hundred_v1``)."""
+
+
+def register_with_gymnasium() -> None:
+    """Register :class:`SingleAgentEnv` as :data:`GYMNASIUM_ID` (once; ``import five_hundred_env``
+    does it)."""
+    if GYMNASIUM_ID not in gymnasium.registry:
+        gymnasium.register(id=GYMNASIUM_ID, entry_point="five_hundred_env.wrappers:SingleAgentEnv")
+
 
 class SingleAgentEnv(gymnasium.Env):
     """One seat (``seat=k``, the default ``seat=0``) or one side (``team=k``: the learner acts for
     every seat of side ``k``, both partners with four players) against opponent policies."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": list(raw_env.metadata["render_modes"]), "render_fps": raw_env.metadata["render_fps"],
+    }
 
     def __init__(
         self,
         seat: int | None = None,
         team: int | None = None,
         opponents: Policy | Mapping[int | str, Policy] | None = None,
+        dict_obs: bool = False,
         **env_kwargs: Any,
     ) -> None:
         env_kwargs.setdefault("illegal_action", "terminate")
@@ -78,7 +99,11 @@ class SingleAgentEnv(gymnasium.Env):
         self.learner_agents: list[str] = [agents[s] for s in seats]
         """The agents the learner plays."""
         self._policies = self._opponent_policies(opponents, seats)
-        self.observation_space = self.aec_env.observation_space(agents[0])["observation"]
+        if not isinstance(dict_obs, bool):
+            raise ValueError(f"dict_obs must be True or False, got {dict_obs!r}")
+        self._dict_obs = dict_obs
+        aec_space = self.aec_env.observation_space(agents[0])
+        self.observation_space = aec_space if dict_obs else aec_space["observation"]
         self.action_space = self.aec_env.action_space(agents[0])
         self.render_mode = self.aec_env.render_mode
         self._agent = self.learner_agents[0]  # the learner's agent to act now (or last to act)
@@ -136,7 +161,10 @@ class SingleAgentEnv(gymnasium.Env):
         """The learner's legal actions now, as a ``bool`` array (all ``False`` once the episode is over)."""
         return self.aec_env.observe(self._agent)["action_mask"].astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The AEC environment's rendering (``"rgb_array"``: the table seen by the learner's seat
+        to act — once the episode is over, by the AEC env's selected agent — as an ``H×W×3
+        uint8`` array)."""
         return self.aec_env.render()
 
     def close(self) -> None:
@@ -171,8 +199,9 @@ class SingleAgentEnv(gymnasium.Env):
             env.step(action)
             reward += float(env.rewards[rep])
 
-    def _observation(self) -> np.ndarray:
-        return self.aec_env.observe(self._agent)["observation"]
+    def _observation(self) -> np.ndarray | dict[str, np.ndarray]:
+        observation = self.aec_env.observe(self._agent)
+        return observation if self._dict_obs else observation["observation"]
 
     def _info(self) -> dict[str, Any]:
         return {"agent": self._agent, "action_mask": self.action_masks()}

@@ -66,7 +66,7 @@ def test_api_test_with_rule_options_and_settings(kwargs):
 def test_agents_metadata_and_spaces(preset):
     e = make_env(preset)
     n = make_rules(preset).num_players
-    assert e.metadata["name"] == "five_hundred_v0"
+    assert e.metadata["name"] == "five_hundred_v1"
     assert e.possible_agents == [f"player_{i}" for i in range(n)]
     e.reset(seed=0)
     for agent in e.possible_agents:
@@ -94,7 +94,8 @@ def test_default_preset_is_australian():
     ({"episode": "match"}, "episode"),
     ({"reward": "money"}, "reward"),
     ({"reward": "win"}, "game"),  # a deal has no winner
-    ({"render_mode": "rgb_array"}, "render_mode"),
+    ({"render_mode": "svg"}, "render_mode"),
+    ({"observation_dtype": "float64"}, "observation_dtype"),
     ({"reward_scale": 0}, "reward_scale"),
     ({"illegal_action": "ignore"}, "illegal_action"),
     ({"episode": "game", "max_deals": 0}, "max_deals"),
@@ -168,7 +169,7 @@ DOCUMENTED_SLICES = [
     ("joker_suit", lambda n, k: (4,)), ("exposed", lambda n, k: (46,)), ("played", lambda n, k: (n, 46)),
     ("trick", lambda n, k: (n, 46)), ("leader", lambda n, k: (n,)), ("led_suit", lambda n, k: (4,)),
     ("suits_led", lambda n, k: (4,)), ("shown_void", lambda n, k: (n, 4)), ("tricks_won", lambda n, k: (n, 10)),
-    ("scores", lambda n, k: (k,)),
+    ("scores", lambda n, k: (k,)), ("tricks", lambda n, k: (10, 46)), ("joker_leads", lambda n, k: (10, 4)),
 ]
 
 

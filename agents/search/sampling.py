@@ -277,7 +277,8 @@ class WorldSampler:
         self.dealer = ConstrainedDealer(unknown, allowed, sizes)
 
     def count(self) -> int:
-        """How many assignments of the hidden cards are consistent (each equally likely)."""
+        """How many assignments of the hidden cards are consistent (each equally likely); with
+        ``both_jokers_min_bid`` this counts them before the auction's check, which rejects some."""
         return self.dealer.count()
 
     def sample_hidden(self, rng: random.Random) -> tuple[list[int], int]:

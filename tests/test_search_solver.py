@@ -13,7 +13,7 @@ import random
 import pytest
 from test_search_positions import PRESET_NAMES, kinds_of, position
 
-from agents.search.solver import action_values, contractor_score, solve
+from agents.search.solver import action_values, side_scores, solve
 from five_hundred_env import make_rules
 from five_hundred_env.actions import MISERE, OPEN_MISERE
 from five_hundred_env.engine import Deal
@@ -60,11 +60,20 @@ def test_solver_equals_brute_force_minimax(rules: Rules, kind: str) -> None:
             assert value == minimax(child)
 
 
-def test_contractor_score_follows_section_8() -> None:
-    rules = make_rules("australian")
-    deal = position(rules, random.Random(4), "suit", tricks_left=2)
-    bid_tricks = 6 + (deal.contract - 1) // 5
-    assert contractor_score(deal, bid_tricks) > 0 > contractor_score(deal, bid_tricks - 1)
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_side_scores_are_the_scores_of_the_deal_played_out(preset: str) -> None:
+    """§8: the scores from the solver's trick count equal the engine's once the deal is played out
+    (the contractor's side exactly, the opponents' total exactly)."""
+    rules = make_rules(preset)
+    rng = random.Random(4)
+    for kind in kinds_of(rules):
+        deal = position(rules, rng, kind, tricks_left=1, extra_cards=0)
+        while not deal.is_over:
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        own = rules.side_of(deal.contractor)
+        scores = side_scores(deal, deal.side_tricks()[own])
+        assert scores[own] == deal.score_change[own]
+        assert sum(scores) == sum(deal.score_change)
 
 
 def test_the_solver_refuses_a_deal_not_in_play() -> None:

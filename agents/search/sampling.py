@@ -61,8 +61,8 @@ class InfoSet:
     """What ``seat`` knows at a decision point; build one with :meth:`from_deal` (or the agent's tracker).
 
     ``discards`` and ``kitty`` are known only to the contractor (else ``None``); ``nomination`` is
-    the nomination action the seat saw (``NOMINATE_x`` for everyone, ``NO_NOMINATION`` only for
-    the contractor itself); ``joker_held`` says the contractor is known to hold ``JK`` after the
+    ``NOMINATE_x`` once a suit is nominated for the joker, else ``None`` (a world whose contractor
+    could nominate is then replayed with ``NO_NOMINATION``); ``joker_held`` says the contractor is known to hold ``JK`` after the
     discards (a nomination was seen, or it is the contractor's nomination turn now).
     """
 
@@ -89,11 +89,7 @@ class InfoSet:
             raise ValueError(f"seat must be 0..{deal.n - 1}, got {seat!r}")
         own = seat == deal.contractor
         after_auction = deal.contractor >= 0
-        nomination = None
-        if deal.nominated >= 0:
-            nomination = FIRST_NOMINATE + deal.nominated
-        elif own and NO_NOMINATION in deal.history:
-            nomination = NO_NOMINATION
+        nomination = FIRST_NOMINATE + deal.nominated if deal.nominated >= 0 else None
         plays: list[Play] = []
         for _leader, led, trick, _winner in [*deal.tricks, (deal.leader, deal.led_suit, deal.trick, -1)]:
             for i, (s, c) in enumerate(trick):
@@ -105,7 +101,7 @@ class InfoSet:
             kitty=deal.kitty if own else None, discards=deal.discards if own else None,
             num_discards=deal.discards.bit_count() if after_auction else 0, nomination=nomination,
             joker_held=deal.nominated >= 0 or deal.phase == Phase.NOMINATE,
-            plays=tuple(plays), exposed_hand=deal.exposed_cards() if deal.exposed else None,
+            plays=tuple(plays), exposed_hand=deal.exposed_cards() or None,
         )
 
     # -- what the public record implies --------------------------------------------------------

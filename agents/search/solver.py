@@ -5,7 +5,7 @@ returns the tricks the contractor's side takes in the whole deal when every seat
 perfectly: the contractor's side maximises its tricks in a trick contract and minimises them in a
 misère, the other seats (both opponents with three players) do the opposite. For the contractor's
 side the deal's result (§8) is monotone in those tricks, so this also gives its best score
-(:func:`contractor_score`).
+(:func:`side_scores`).
 
 The search is written for speed rather than on top of ``Deal.apply_action``: hands are ``int``
 masks, the card order is the engine's own tables (``EFFECTIVE_SUIT``, ``SUIT_CARDS``, ``WIN_KEY``
@@ -168,14 +168,18 @@ def action_values(deal: Deal) -> dict[int, int]:
     return out
 
 
-def contractor_score(deal: Deal, tricks: int) -> int:
-    """The contractor side's score change (§8) when it ends the deal with ``tricks`` tricks."""
+def side_scores(deal: Deal, tricks: int) -> list[int]:
+    """Each side's score change (§8) when the contractor's side ends the deal with ``tricks`` tricks.
+
+    The opponents' tricks are all credited to one opponent: with two sides that changes nothing;
+    with three it keeps the contractor's score and the opponents' total exact, which is all the
+    solver decides (it plays the opponents as one side)."""
     rules = deal.rules
     tricks_won = [0] * rules.num_players
     tricks_won[deal.contractor] = tricks
-    others = [s for s in range(rules.num_players) if rules.side_of(s) != rules.side_of(deal.contractor)]
-    tricks_won[others[0]] = rules.hand_size - tricks
-    return deal_score(rules, deal.contract, deal.contractor, tricks_won)[rules.side_of(deal.contractor)]
+    opponent = next(s for s in range(rules.num_players) if rules.side_of(s) != rules.side_of(deal.contractor))
+    tricks_won[opponent] = rules.hand_size - tricks
+    return deal_score(rules, deal.contract, deal.contractor, tricks_won)
 
 
-__all__ = ["action_values", "contractor_score", "solve"]
+__all__ = ["action_values", "side_scores", "solve"]

@@ -16,7 +16,7 @@ another policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class ObservationTracker:
         info = InfoSet(
             rules=self.rules, seat=0, dealer=dealer, phase=phase, bids=bids, hand=hand, contractor=contractor,
             contract=contract, kitty=kitty if contractor == 0 else None, discards=discards if contractor == 0 else None,
-            num_discards=self.rules.kitty_size if phase == Phase.PLAY else 0,
+            num_discards=discards.bit_count() if contractor == 0 else self.rules.kitty_size if phase == Phase.PLAY else 0,
             nomination=FIRST_NOMINATE + joker_suit if joker_suit >= 0 else None, joker_held=joker_suit >= 0,
             exposed_hand=_mask(v["exposed"]) or None)
         if phase != Phase.PLAY:
@@ -82,7 +82,7 @@ class ObservationTracker:
         plays = self._finished_plays(record, played, trick, info)
         if plays is None:
             return None
-        full = InfoSet(**{**info.__dict__, "plays": tuple(plays + trick)})
+        full = replace(info, plays=tuple(plays + trick))
         seen_played, voids = full.played_and_voids()
         shown = [int(np.dot(v["shown_void"][r], 1 << np.arange(4))) for r in range(n)]
         if seen_played != played or any(voids[r] & shown[r] != shown[r] for r in range(n)):

@@ -86,6 +86,19 @@ def test_the_tracker_rebuilds_the_engines_information_set(rules: Rules) -> None:
                 deal.apply_action(action)
 
 
+def test_the_tracker_starts_afresh_when_a_deal_is_played_again() -> None:
+    """A duplicate board plays the same cards again: the old record must not be taken for this one."""
+    rules = make_rules("australian")
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    agent = PIMCAgent(rules, seed=0, worlds=2)
+    start = position(rules, random.Random(6), "suit", tricks_left=10, extra_cards=0)
+    for _ in range(2):
+        deal = start.clone()
+        while not deal.is_over:
+            deal.apply_action(table.universal[agent.act(_observe(deal, encoder, table))])
+    assert agent.fallbacks == 0 and agent.searches > 0
+
+
 def test_a_tracker_that_missed_a_trick_says_so() -> None:
     """An agent joining after the first trick cannot know the order of play: no guess is made."""
     rules = make_rules("australian")

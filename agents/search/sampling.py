@@ -109,7 +109,7 @@ class InfoSet:
     def ctx(self) -> int:
         """The engine's trump context (§6) of the contract and nomination."""
         if self.contract < 0 or self.contract in (MISERE, OPEN_MISERE) or bid_strain(self.contract) == NT:
-            if self.nomination is not None and self.nomination != NO_NOMINATION:
+            if self.nomination is not None:
                 return NO_TRUMP_CTX + 1 + self.nomination - FIRST_NOMINATE
             return NO_TRUMP_CTX
         return bid_strain(self.contract)

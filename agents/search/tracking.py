@@ -64,6 +64,8 @@ class ObservationTracker:
         played = _played(v, n)
         dealer = int(np.argmax(v["dealer"]))
         record = self._records.get(_key(v, dealer))
+        if record is not None and any(old & ~now for old, now in zip(record.played, played, strict=True)):
+            record = None  # left from an earlier play of the same deal (a duplicate board): start afresh
         contract = int(np.argmax(v["contract"])) + 1 if v["contract"].any() else -1
         contractor = int(np.argmax(v["contractor"])) if contract > 0 else -1
         bids = self._auction(v, dealer)

@@ -61,7 +61,8 @@ class PIMCAgent(Agent):
         self.searches = 0
         """Card plays decided by search."""
         self.fallbacks = 0
-        """Card plays left to the heuristic because the record of the deal was incomplete."""
+        """Decisions left to the heuristic because the information set could not be rebuilt (or a
+        world disagreed with the mask): none in a deal the agent saw from its start."""
         self.search_seconds = 0.0
         """Time spent in searches, in all."""
 

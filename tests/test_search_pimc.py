@@ -8,6 +8,7 @@ seats); a budget in seconds must bound the search.
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -111,7 +112,7 @@ def test_a_tracker_that_missed_a_trick_says_so() -> None:
 
 
 def test_the_seconds_budget_bounds_a_decision() -> None:
-    import time
+    """A budget of 0.2 s stops a search of 10,000 worlds after a few of them."""
     rules = make_rules("french_46")
     deal = position(rules, random.Random(2), "suit", tricks_left=10, extra_cards=0)
     agent = PIMCAgent(rules, seed=0, worlds=10_000, seconds=0.2)

@@ -1,0 +1,335 @@
+"""Information-set sampling: complete deals drawn uniformly among those one seat cannot tell apart.
+
+An :class:`InfoSet` is what one seat knows at a decision point (RULES.md §3-§7): its own cards, the
+auction, every card played and by whom, the kitty and discards if it is the contractor, the joker's
+nominated suit, the exposed open-misère hand. What that implies about the hidden cards:
+
+* each unknown *location* (another seat's hand, the kitty during the auction, the discards for
+  everyone but the contractor) has a known number of cards;
+* a seat that failed to follow a suit holds no card of that *effective* suit (§6, §7: the bowers
+  and a trump joker belong to the trump suit, a nominated joker to its suit);
+* a suitless joker led naming a suit that was already led (``joker_lead_suit=not_yet_led``) shows
+  that the leader held nothing but jokers (§7);
+* a nominated joker (or the contractor's nomination turn itself) puts ``JK`` in the contractor's
+  hand after the discards.
+
+The observation does not show a ``NO_NOMINATION`` (see :mod:`five_hundred_env.observation`), so a
+seat that sees no nominated suit learns nothing about the joker from it, and neither does the sampler.
+
+Sampling is exact, without rejection: the unknown cards fall into *groups* of cards allowed in the
+same locations; :class:`ConstrainedDealer` counts the ways to fill every location by dynamic
+programming over the groups (how many cards of each group go where, times the multinomial of
+arranging them), then draws each group's split with probability proportional to its count and
+shuffles the group's cards into it. Every consistent assignment then has probability
+``1 / count``. Only ``both_jokers_min_bid`` (an option no preset sets), which constrains the
+*dealt* hands through the auction, is enforced by rejection: the auction is replayed on each world
+and a world it is illegal in is drawn again, which keeps the distribution exactly uniform.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from dataclasses import dataclass
+from math import factorial
+
+from five_hundred_env.actions import (
+    FIRST_JOKER_LEAD,
+    FIRST_NOMINATE,
+    MISERE,
+    NO_NOMINATION,
+    NT,
+    OPEN_MISERE,
+    action_card,
+    bid_strain,
+    card_action,
+    joker_lead_action,
+)
+from five_hundred_env.cards import JOKER1, mask_to_cards
+from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, Deal, IllegalActionError, Phase
+from five_hundred_env.rules import Rules
+
+MAX_REJECTIONS = 100_000
+"""Worlds drawn for one sample before giving up (only ``both_jokers_min_bid`` rejects any)."""
+
+Play = tuple[int, int]
+"""(seat, action): one card play, the action being a card action or a joker lead ``JK:x``."""
+
+
+@dataclass(frozen=True)
+class InfoSet:
+    """What ``seat`` knows at a decision point; build one with :meth:`from_deal` (or the agent's tracker).
+
+    ``discards`` and ``kitty`` are known only to the contractor (else ``None``); ``nomination`` is
+    ``NOMINATE_x`` once a suit is nominated for the joker, else ``None`` (a world whose contractor
+    could nominate is then replayed with ``NO_NOMINATION``); ``joker_held`` says the contractor is known to hold ``JK`` after the
+    discards (a nomination was seen, or it is the contractor's nomination turn now).
+    """
+
+    rules: Rules
+    seat: int
+    dealer: int
+    phase: Phase
+    bids: tuple[tuple[int, int], ...]
+    hand: int
+    contractor: int = -1
+    contract: int = -1
+    kitty: int | None = None
+    discards: int | None = None
+    num_discards: int = 0
+    nomination: int | None = None
+    joker_held: bool = False
+    plays: tuple[Play, ...] = ()
+    exposed_hand: int | None = None
+
+    @classmethod
+    def from_deal(cls, deal: Deal, seat: int) -> InfoSet:
+        """The information set of ``seat`` in ``deal``: only what that seat has seen is read."""
+        if not 0 <= seat < deal.n:
+            raise ValueError(f"seat must be 0..{deal.n - 1}, got {seat!r}")
+        own = seat == deal.contractor
+        after_auction = deal.contractor >= 0
+        nomination = FIRST_NOMINATE + deal.nominated if deal.nominated >= 0 else None
+        plays: list[Play] = []
+        for _leader, led, trick, _winner in [*deal.tricks, (deal.leader, deal.led_suit, deal.trick, -1)]:
+            for i, (s, c) in enumerate(trick):
+                suitless_lead = i == 0 and EFFECTIVE_SUIT[deal.ctx][c] == SUITLESS  # it named the suit led
+                plays.append((s, joker_lead_action(c, led) if suitless_lead else card_action(c)))
+        return cls(
+            rules=deal.rules, seat=seat, dealer=deal.dealer, phase=Phase(min(deal.phase, Phase.DEAL_OVER)),
+            bids=tuple(deal.bids), hand=deal.hands[seat], contractor=deal.contractor, contract=deal.contract,
+            kitty=deal.kitty if own else None, discards=deal.discards if own else None,
+            num_discards=deal.discards.bit_count() if after_auction else 0, nomination=nomination,
+            joker_held=deal.nominated >= 0 or deal.phase == Phase.NOMINATE,
+            plays=tuple(plays), exposed_hand=deal.exposed_cards() or None,
+        )
+
+    # -- what the public record implies --------------------------------------------------------
+    @property
+    def ctx(self) -> int:
+        """The engine's trump context (§6) of the contract and nomination."""
+        if self.contract < 0 or self.contract in (MISERE, OPEN_MISERE) or bid_strain(self.contract) == NT:
+            if self.nomination is not None:
+                return NO_TRUMP_CTX + 1 + self.nomination - FIRST_NOMINATE
+            return NO_TRUMP_CTX
+        return bid_strain(self.contract)
+
+    @property
+    def kitty_taken(self) -> bool:
+        return self.contractor >= 0 and self.phase != Phase.BIDDING
+
+    def trick_size(self) -> int:
+        """Cards per trick: one per seat, less the partner sitting out a four-player misère."""
+        n = self.rules.num_players
+        return n - 1 if n == 4 and self.contract in (MISERE, OPEN_MISERE) else n
+
+    def played_and_voids(self) -> tuple[list[int], list[int]]:
+        """Each seat's played cards, and the effective suits (bits 0-3) it is known to lack now."""
+        n = self.rules.num_players
+        ctx = self.ctx
+        played, voids = [0] * n, [0] * n
+        size = self.trick_size()
+        suits_led = 0
+        led = -1
+        for i, (seat, action) in enumerate(self.plays):
+            card = action_card(action)
+            played[seat] |= 1 << card
+            if i % size == 0:
+                led = (action - FIRST_JOKER_LEAD) % 4 if action >= FIRST_JOKER_LEAD else EFFECTIVE_SUIT[ctx][card]
+                if action >= FIRST_JOKER_LEAD and self.rules.joker_lead_suit == "not_yet_led" and suits_led >> led & 1:
+                    voids[seat] = 15  # only an all-joker hand may name a suit already led (§7)
+                suits_led |= 1 << led
+            elif EFFECTIVE_SUIT[ctx][card] != led:
+                voids[seat] |= 1 << led
+        return played, voids
+
+    def hand_size(self, seat: int, played: list[int]) -> int:
+        """How many cards ``seat`` holds now."""
+        size = self.rules.hand_size - played[seat].bit_count()
+        if seat == self.contractor and self.kitty_taken:
+            size += self.rules.kitty_size - self.num_discards
+        return size
+
+
+class ConstrainedDealer:
+    """Exactly uniform assignments of cards to locations of fixed sizes, each card allowed in some.
+
+    ``allowed[c]`` is the bit set of locations card ``c`` may go to. Cards with the same allowed
+    set are exchangeable, so the count is a sum over how many of each group go where; the
+    tables of partial counts are built lazily and kept, so later draws only bisect.
+    """
+
+    def __init__(self, cards: list[int], allowed: dict[int, int], sizes: list[int]) -> None:
+        by_set: dict[int, list[int]] = {}
+        for c in cards:
+            by_set.setdefault(allowed[c], []).append(c)
+        if len(cards) != sum(sizes):
+            raise ValueError(f"{len(cards)} unknown cards for {sum(sizes)} places: the information set is inconsistent")
+        self.groups = [(cards_, [i for i in range(len(sizes)) if mask >> i & 1]) for mask, cards_ in sorted(by_set.items())]
+        self.sizes = tuple(sizes)
+        self._counts: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._choices: dict[tuple[int, tuple[int, ...]], tuple[list[int], list[tuple[int, ...]]]] = {}
+
+    def count(self) -> int:
+        """The number of distinct assignments of the cards to the locations."""
+        return self._count(0, self.sizes)
+
+    def _count(self, g: int, caps: tuple[int, ...]) -> int:
+        if g == len(self.groups):
+            return 0 if any(caps) else 1
+        key = (g, caps)
+        if key not in self._counts:
+            self._counts[key] = sum(w for w, _k in self._splits(g, caps))
+        return self._counts[key]
+
+    def _splits(self, g: int, caps: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
+        """Each way to spread group ``g`` over its locations, weighted by how many completions it has."""
+        cards, where = self.groups[g]
+        m = len(cards)
+        out = []
+        for split in _compositions(m, [caps[i] for i in where]):
+            rest = list(caps)
+            ways = factorial(m)
+            for i, k in zip(where, split, strict=True):
+                rest[i] -= k
+                ways //= factorial(k)
+            completions = self._count(g + 1, tuple(rest))
+            if completions:
+                out.append((ways * completions, tuple(rest)))
+        return out
+
+    def sample(self, rng: random.Random) -> list[int]:
+        """One uniformly drawn assignment: the card mask of each location."""
+        caps = self.sizes
+        masks = [0] * len(caps)
+        for g, (cards, _where) in enumerate(self.groups):
+            key = (g, caps)
+            choice = self._choices.get(key)
+            if choice is None:
+                cumulative, rests, total = [], [], 0
+                for w, rest in self._splits(g, caps):
+                    total += w
+                    cumulative.append(total)
+                    rests.append(rest)
+                if not total:
+                    raise ValueError("no deal is consistent with this information set")
+                choice = self._choices[key] = (cumulative, rests)
+            cumulative, rests = choice
+            rest = rests[bisect.bisect_right(cumulative, rng.randrange(cumulative[-1]))]
+            shuffled = cards.copy()
+            rng.shuffle(shuffled)
+            start = 0
+            for i, (before, after) in enumerate(zip(caps, rest, strict=True)):
+                for c in shuffled[start:start + before - after]:
+                    masks[i] |= 1 << c
+                start += before - after
+            caps = rest
+        return masks
+
+
+def _compositions(m: int, caps: list[int]) -> list[tuple[int, ...]]:
+    """Every way to write ``m`` as an ordered sum of ``len(caps)`` parts, part ``i`` at most ``caps[i]``."""
+    if not caps:
+        return [()] if m == 0 else []
+    if len(caps) == 1:
+        return [(m,)] if m <= caps[0] else []
+    room = sum(caps[1:])
+    return [(k, *rest) for k in range(max(0, m - room), min(m, caps[0]) + 1) for rest in _compositions(m - k, caps[1:])]
+
+
+class WorldSampler:
+    """Deals consistent with an :class:`InfoSet`, drawn uniformly; each is a real :class:`Deal`
+    replayed from its cards to the same decision point, so ``legal_actions``/``apply_action`` work."""
+
+    def __init__(self, info: InfoSet) -> None:
+        self.info = info
+        rules = info.rules
+        n = rules.num_players
+        played, voids = info.played_and_voids()
+        self.played = played
+        known = info.hand | sum(played) | (info.kitty or 0) | (info.discards or 0) | (info.exposed_hand or 0)
+        self.fixed_hands: dict[int, int] = {info.seat: info.hand}
+        if info.exposed_hand is not None:
+            self.fixed_hands[info.contractor] = info.exposed_hand
+        self.locations: list[int] = [s for s in range(n) if s not in self.fixed_hands]
+        """The seats with unknown hands; then -1 for the kitty (auction) or the discards (others)."""
+        sizes = [info.hand_size(s, played) for s in self.locations]
+        if info.phase == Phase.BIDDING:
+            self.locations.append(-1)
+            sizes.append(rules.kitty_size)
+        elif info.discards is None and info.num_discards:
+            self.locations.append(-1)
+            sizes.append(info.num_discards)
+        ctx = info.ctx
+        forbidden = [sum(SUIT_CARDS[ctx][v] for v in range(4) if voids[s] >> v & 1) if s >= 0 else 0
+                     for s in self.locations]
+        joker_placed = info.joker_held and not sum(played) >> JOKER1 & 1
+        allowed: dict[int, int] = {}
+        unknown = mask_to_cards(rules.deck & ~known)
+        for c in unknown:
+            allowed[c] = sum(1 << i for i, f in enumerate(forbidden) if not f >> c & 1)
+            if joker_placed and c == JOKER1:  # seen nominated: it was in the contractor's hand (§7)
+                allowed[c] &= 1 << self.locations.index(info.contractor)
+        self.dealer = ConstrainedDealer(unknown, allowed, sizes)
+
+    def count(self) -> int:
+        """How many assignments of the hidden cards are consistent (each equally likely); with
+        ``both_jokers_min_bid`` this counts them before the auction's check, which rejects some."""
+        return self.dealer.count()
+
+    def sample_hidden(self, rng: random.Random) -> tuple[list[int], int]:
+        """One uniformly drawn assignment: every seat's hand now, and the kitty (auction) or discards."""
+        masks = self.dealer.sample(rng)
+        hands = [self.fixed_hands.get(s, 0) for s in range(self.info.rules.num_players)]
+        extra = 0
+        for s, m in zip(self.locations, masks, strict=True):
+            if s >= 0:
+                hands[s] = m
+            else:
+                extra = m
+        if self.info.phase != Phase.BIDDING and self.info.discards is not None:
+            extra = self.info.discards
+        return hands, extra
+
+    def sample(self, rng: random.Random) -> Deal:
+        """A uniformly drawn complete deal at this decision point (a fresh :class:`Deal`)."""
+        for _ in range(MAX_REJECTIONS):
+            deal = self._build(*self.sample_hidden(rng), rng)
+            if deal is not None:
+                return deal
+        raise RuntimeError(f"no world consistent with the auction in {MAX_REJECTIONS} draws (both_jokers_min_bid)")
+
+    def _build(self, hands: list[int], extra: int, rng: random.Random) -> Deal | None:
+        """Replay the public record on a world; ``None`` if its auction is illegal there (both jokers)."""
+        info = self.info
+        rules = info.rules
+        dealt = [h | p for h, p in zip(hands, self.played, strict=True)]
+        if info.phase == Phase.BIDDING:
+            kitty = extra
+        elif info.kitty is not None:
+            kitty = info.kitty
+            dealt[info.contractor] = (dealt[info.contractor] | extra) & ~kitty
+        else:  # which of the contractor's cards were the kitty is unknown: any split is as likely
+            pool = mask_to_cards(dealt[info.contractor] | extra)
+            kitty = sum(1 << c for c in rng.sample(pool, rules.kitty_size))
+            dealt[info.contractor] = (dealt[info.contractor] | extra) & ~kitty
+        deal = Deal(rules, dealt, kitty, info.dealer)
+        try:
+            for _seat, action in info.bids:
+                deal.apply_action(action)
+        except IllegalActionError:
+            if rules.both_jokers_min_bid is None:
+                raise
+            return None
+        if info.phase == Phase.BIDDING:
+            return deal
+        for card in mask_to_cards(extra):  # the discards, in any order: it changes nothing after
+            deal.apply_action(card_action(card))
+        if deal.phase == Phase.NOMINATE and info.phase != Phase.NOMINATE:
+            deal.apply_action(NO_NOMINATION if info.nomination is None else info.nomination)
+        for _seat, action in info.plays:
+            deal.apply_action(action)
+        return deal
+
+
+__all__ = ["ConstrainedDealer", "InfoSet", "Play", "WorldSampler"]

@@ -1,0 +1,129 @@
+"""The PIMC agent (agents/search/pimc.py) and the tracker that rebuilds its information set.
+
+Every card play of every preset and contract type (§7) must be legal; the tracker's information
+set, built from the observations alone, must be the engine's own (in the observer's relative
+seats); a budget in seconds must bound the search.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_search_positions import PRESET_NAMES, kinds_of, position
+
+from agents.search.pimc import PIMCAgent
+from agents.search.sampling import InfoSet
+from agents.search.tracking import ObservationTracker
+from five_hundred_env import make_rules
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.engine import Deal
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules
+
+
+def _observe(deal: Deal, encoder: ObservationEncoder, table: ActionTable) -> dict[str, np.ndarray]:
+    mask = np.zeros(len(table), dtype=np.int8)
+    for u in deal.legal_actions():
+        mask[table.compact[u]] = 1
+    return {"observation": encoder.encode(deal, deal.to_act), "action_mask": mask}
+
+
+def _relative(info: InfoSet) -> InfoSet:
+    """The same information set with seats counted from the observer (the observation's seats)."""
+    n = info.rules.num_players
+
+    def rel(seat: int) -> int:
+        return (seat - info.seat) % n if seat >= 0 else seat
+
+    return replace(info, seat=0, dealer=rel(info.dealer), contractor=rel(info.contractor),
+                   bids=tuple((rel(s), a) for s, a in info.bids), plays=tuple((rel(s), a) for s, a in info.plays))
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_pimc_plays_only_legal_cards_in_every_contract(preset: str) -> None:
+    """§7: in every seat and contract type, from the first lead to the last trick, with rollouts
+    and with the solver, the agent's plays are legal (the engine raises otherwise)."""
+    rules = make_rules(preset)
+    rng = random.Random(preset)
+    agent = PIMCAgent(rules, seed=3, worlds=2, solver_tricks=3)
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    for kind in kinds_of(rules):
+        for _ in range(2):
+            deal = position(rules, rng, kind, tricks_left=rules.hand_size, extra_cards=0)
+            while not deal.is_over:
+                obs = _observe(deal, encoder, table)
+                action = table.universal[agent.act(obs)]
+                assert action in deal.legal_actions()
+                deal.apply_action(action)
+    assert agent.fallbacks == 0 and agent.searches > 0
+
+
+RULE_VARIANTS = [make_rules(p) for p in PRESET_NAMES] + [
+    make_rules("australian", joker_lead_suit="not_shown_void"),
+    make_rules("italian_3p", open_misere_exposure="after_first_trick"),
+]
+
+
+@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
+def test_the_tracker_rebuilds_the_engines_information_set(rules: Rules) -> None:
+    """At every turn of the play the tracker, from observations only, knows what the engine says
+    the seat knows: the auction, every play in order, the kitty and discards if it took them."""
+    rng = random.Random(rules.describe())
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    tracker = ObservationTracker(rules)
+    for kind in kinds_of(rules):
+        for _ in range(3):
+            deal = position(rules, rng, kind, tricks_left=rules.hand_size, extra_cards=0)
+            while not deal.is_over:
+                obs = _observe(deal, encoder, table)
+                info = tracker.info_set(obs["observation"])
+                assert info == _relative(InfoSet.from_deal(deal, deal.to_act))
+                action = rng.choice(deal.legal_actions())
+                tracker.record_own_play(obs["observation"], info, action)
+                deal.apply_action(action)
+
+
+def test_the_tracker_starts_afresh_when_a_deal_is_played_again() -> None:
+    """A duplicate board plays the same cards again: the old record must not be taken for this one."""
+    rules = make_rules("australian")
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    agent = PIMCAgent(rules, seed=0, worlds=2)
+    start = position(rules, random.Random(6), "suit", tricks_left=10, extra_cards=0)
+    for _ in range(2):
+        deal = start.clone()
+        while not deal.is_over:
+            deal.apply_action(table.universal[agent.act(_observe(deal, encoder, table))])
+    assert agent.fallbacks == 0 and agent.searches > 0
+
+
+def test_a_tracker_that_missed_a_trick_says_so() -> None:
+    """An agent joining after the first trick cannot know the order of play: no guess is made."""
+    rules = make_rules("australian")
+    deal = position(rules, random.Random(1), "suit", tricks_left=7, extra_cards=0)
+    vector = ObservationEncoder(rules).encode(deal, deal.to_act)
+    assert ObservationTracker(rules).info_set(vector) is None
+    agent = PIMCAgent(rules, seed=0, worlds=2)
+    obs = _observe(deal, ObservationEncoder(rules), ActionTable(rules))
+    assert ActionTable(rules).universal[agent.act(obs)] in deal.legal_actions() and agent.fallbacks == 1
+
+
+def test_the_seconds_budget_bounds_a_decision() -> None:
+    """A budget of 0.2 s stops a search of 10,000 worlds after a few of them."""
+    rules = make_rules("french_46")
+    deal = position(rules, random.Random(2), "suit", tricks_left=10, extra_cards=0)
+    agent = PIMCAgent(rules, seed=0, worlds=10_000, seconds=0.2)
+    obs = _observe(deal, ObservationEncoder(rules), ActionTable(rules))
+    start = time.perf_counter()
+    agent.act(obs)
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("worlds", 0, "worlds must be"), ("seconds", -1, "seconds must be"), ("solver_tricks", 11, "solver_tricks must be")])
+def test_bad_budgets_are_refused(option: str, value: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        PIMCAgent("australian", **{option: value})

@@ -1,0 +1,82 @@
+"""The exact solver (agents/search/solver.py) against brute-force minimax through the engine.
+
+Random endgames with 2-4 tricks left of every preset and contract type (§7: trumps with bowers
+and jokers, no trumps with a suitless or a nominated joker, misère with the partner sitting out,
+open misère): the solver's best-play trick count, and its value of each legal action, must equal
+a plain minimax that plays the moves with ``Deal.apply_action``.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from test_search_positions import PRESET_NAMES, kinds_of, position
+
+from agents.search.solver import action_values, side_scores, solve
+from five_hundred_env import make_rules
+from five_hundred_env.actions import MISERE, OPEN_MISERE
+from five_hundred_env.engine import Deal
+from five_hundred_env.rules import Rules
+
+
+def _contractor_tricks(deal: Deal) -> int:
+    own = deal.rules.side_of(deal.contractor)
+    return deal.side_tricks()[own]
+
+
+def minimax(deal: Deal) -> int:
+    """The contractor side's tricks with best play, by trying every legal move in the engine."""
+    if deal.is_over:
+        return _contractor_tricks(deal)
+    rules = deal.rules
+    misere = deal.contract in (MISERE, OPEN_MISERE)
+    maximise = (rules.side_of(deal.to_act) == rules.side_of(deal.contractor)) != misere
+    values = []
+    for action in deal.legal_actions():
+        child = deal.clone()
+        child.apply_action(action)
+        values.append(minimax(child))
+    return max(values) if maximise else min(values)
+
+
+VARIANTS = [make_rules(p) for p in PRESET_NAMES] + [
+    make_rules("australian", joker_lead_suit="not_shown_void"), make_rules("italian_3p", joker_lead_suit="not_yet_led")]
+CASES = [(rules, kind) for rules in VARIANTS for kind in kinds_of(rules)]
+
+
+@pytest.mark.parametrize(("rules", "kind"), CASES, ids=lambda x: x.describe() if isinstance(x, Rules) else x)
+def test_solver_equals_brute_force_minimax(rules: Rules, kind: str) -> None:
+    """§6-§8: the same best-play value as minimax, from every position of a few random endgames."""
+    rng = random.Random(f"{rules.describe()} {kind}")
+    for _ in range(10):
+        deal = position(rules, rng, kind, tricks_left=rng.choice((2, 3) if rules.num_players == 4 else (2, 3, 4)))
+        assert solve(deal) == minimax(deal)
+        values = action_values(deal)
+        assert set(values) == set(deal.legal_actions())
+        for action, value in values.items():
+            child = deal.clone()
+            child.apply_action(action)
+            assert value == minimax(child)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_side_scores_are_the_scores_of_the_deal_played_out(preset: str) -> None:
+    """§8: the scores from the solver's trick count equal the engine's once the deal is played out
+    (the contractor's side exactly, the opponents' total exactly)."""
+    rules = make_rules(preset)
+    rng = random.Random(4)
+    for kind in kinds_of(rules):
+        deal = position(rules, rng, kind, tricks_left=1, extra_cards=0)
+        while not deal.is_over:
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        own = rules.side_of(deal.contractor)
+        scores = side_scores(deal, deal.side_tricks()[own])
+        assert scores[own] == deal.score_change[own]
+        assert sum(scores) == sum(deal.score_change)
+
+
+def test_the_solver_refuses_a_deal_not_in_play() -> None:
+    deal = Deal.new(make_rules("australian"), random.Random(0), 0)
+    with pytest.raises(ValueError, match="play phase, not BIDDING"):
+        solve(deal)

@@ -4,7 +4,7 @@ A *spec* is what every command and function that takes an agent accepts (``five-
 ``five-hundred play --opponents``, :func:`training.evaluate.duplicate_match` through
 :func:`agent_factory`, the training opponents through :func:`make_agent`):
 
-* a registered name: ``random``, ``heuristic``, or any name given to :func:`register_agent`;
+* a registered name: ``random``, ``heuristic``, ``pimc`` (search), or any name given to :func:`register_agent`;
 * the path of a trained checkpoint (loaded by :func:`agents.neural.load_agent`);
 * the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`).
 
@@ -25,6 +25,7 @@ import numpy as np
 
 from agents.base import Agent, RandomAgent
 from agents.heuristic import HeuristicAgent
+from agents.search import PIMCAgent
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
@@ -133,8 +134,9 @@ def _path_builder(path: str | os.PathLike[str]) -> BuildAgent:
 _REGISTRY: dict[str, AgentFactory] = {
     "random": AgentFactory("random", RandomAgent),
     "heuristic": AgentFactory("heuristic", HeuristicAgent),
+    "pimc": AgentFactory("pimc", PIMCAgent),  # search at every card play (agents/search, docs/search.md)
 }
-BUILTIN_AGENTS = ("random", "heuristic")
+BUILTIN_AGENTS = ("random", "heuristic", "pimc")
 """The names registered from the start (they cannot be unregistered)."""
 
 

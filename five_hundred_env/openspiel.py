@@ -18,8 +18,10 @@ One OpenSpiel game plays one deal over the same engine as the PettingZoo environ
   that player; ``information_state_string`` is the player's perfect-recall history: its dealt hand,
   then every action as that player saw it (another player's discard as ``discard``, its
   ``NO_NOMINATION`` not at all — both hidden by the rules — and the kitty when the player took it).
-  The tensor version of the information state is not provided: the v0 observation does not
-  record the order of play.
+  ``information_state_tensor`` is the same vector as ``observation_tensor``: the
+  ``five_hundred_v1`` observation recalls the whole deal (the auction, every trick in order, the
+  joker leads' suits), so it serves as the information state; the one thing it does not keep is
+  the order of the contractor's own kitty discards, which changes nothing in the game.
 
 Every rule option is a game parameter (``both_jokers_min_bid`` 0 means off).
 """
@@ -67,7 +69,7 @@ _GAME_TYPE = pyspiel.GameType(
     max_num_players=4,
     min_num_players=3,
     provides_information_state_string=True,
-    provides_information_state_tensor=False,
+    provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
     parameter_specification=_parameter_defaults(),

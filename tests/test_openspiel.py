@@ -101,3 +101,16 @@ def test_shimmy_turns_it_back_into_pettingzoo() -> None:
 
     game = load_game("australian")
     api_test(shimmy.OpenSpielCompatibilityV0(env=game, config=game.get_parameters()), num_cycles=50)
+
+
+def test_information_state_tensor_is_the_observation() -> None:
+    """The v1 observation serves as the information state: two players' tensors differ, and the
+    tensor changes with every action (perfect recall of the play)."""
+    game = load_game("australian")
+    state = _play(game, random.Random(3), stop=lambda s: s.deal is not None and len(s.deal.history) >= 20)
+    seat = state.current_player()
+    before = np.array(state.information_state_tensor(seat))
+    assert np.array_equal(before, state.observation_tensor(seat))
+    assert not np.array_equal(before, state.information_state_tensor((seat + 1) % 4))
+    state.apply_action(state.legal_actions()[0])
+    assert not np.array_equal(before, state.information_state_tensor(seat))

@@ -91,17 +91,19 @@ def _back(draw: ImageDraw.ImageDraw, x: float, y: float, w: float = 30, h: float
     draw.rounded_rectangle([x, y, x + w, y + h], radius=4, fill=BACK, outline=(230, 230, 230), width=2)
 
 
+def _around(n: int, rx: float, ry: float, cx: float, cy: float) -> list[tuple[float, float]]:
+    """``n`` points on an ellipse, relative seat 0 at the bottom, the others clockwise (to its left first)."""
+    return [(cx - rx * math.sin(2 * math.pi * rel / n), cy + ry * math.cos(2 * math.pi * rel / n)) for rel in range(n)]
+
+
 def _seat_positions(n: int) -> list[tuple[float, float]]:
-    """Centres of the seat labels, relative seat 0 (the viewer) at the bottom, clockwise."""
-    if n == 4:
-        return [(WIDTH / 2, HEIGHT - 150), (150, HEIGHT / 2 - 40), (WIDTH / 2, 80), (WIDTH - 150, HEIGHT / 2 - 40)]
-    return [(WIDTH / 2, HEIGHT - 150), (150, 150), (WIDTH - 150, 150)]
+    """Centres of the seat labels around the table."""
+    return _around(n, WIDTH / 2 - 150, HEIGHT / 2 - 115, WIDTH / 2, HEIGHT / 2 - 35)
 
 
 def _trick_offsets(n: int) -> list[tuple[float, float]]:
-    if n == 4:
-        return [(0, 55), (-75, 0), (0, -55), (75, 0)]
-    return [(0, 55), (-60, -30), (60, -30)]
+    """Where each seat's card of the trick lies, towards its seat."""
+    return [(x - WIDTH / 2, y) for x, y in _around(n, 75, 55, WIDTH / 2, 0)]
 
 
 def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = None) -> np.ndarray:

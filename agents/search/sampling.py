@@ -121,7 +121,7 @@ class InfoSet:
     def trick_size(self) -> int:
         """Cards per trick: one per seat, less the partner sitting out a four-player misère."""
         n = self.rules.num_players
-        return n - 1 if n == 4 and self.contract in (MISERE, OPEN_MISERE) else n
+        return n - 1 if self.rules.has_partners and self.contract in (MISERE, OPEN_MISERE) else n
 
     def played_and_voids(self) -> tuple[list[int], list[int]]:
         """Each seat's played cards, and the effective suits (bits 0-3) it is known to lack now."""

@@ -1,0 +1,26 @@
+"""The runnable examples of docs/examples run (tiny budgets) and do what their docs say."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sb3_example_trains_and_evaluates_the_model_as_an_agent(capsys) -> None:
+    pytest.importorskip("sb3_contrib")
+    mean = _load("sb3_maskable_ppo").main(["--steps", "256", "--deals", "4"])
+    assert math.isfinite(mean)
+    assert "my_ppo (A) vs heuristic (B)" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Actions: ids, their canonical spelling (RULES.md §1) and the action table of a rules object.
+"""Actions: ids, their canonical spelling (docs/rules.md §1) and the action table of a rules object.
 
 The engine works in *universal* action ids, the same for every preset:
 
@@ -55,7 +55,7 @@ def bid_strain(action: int) -> int:
 
 
 def bid_value(action: int, misere_value: int = 250) -> int:
-    """The Avondale value of a bid (RULES.md §4): ``40 + 100·(tricks-6) + 20·strain``."""
+    """The Avondale value of a bid (docs/rules.md §4): ``40 + 100·(tricks-6) + 20·strain``."""
     if action == MISERE:
         return misere_value
     if action == OPEN_MISERE:
@@ -104,7 +104,7 @@ _BID_RE = re.compile(r"^(6|7|8|9|10)(S|C|D|H|NT)$")
 
 
 def action_to_str(action: int, rules: Rules) -> str:
-    """The canonical spelling of a universal action id (RULES.md §1)."""
+    """The canonical spelling of a universal action id (docs/rules.md §1)."""
     if not isinstance(action, int) or not 0 <= action < NUM_UNIVERSAL_ACTIONS:
         raise ValueError(f"no action has id {action!r}")
     if action == PASS:
@@ -125,7 +125,7 @@ def action_to_str(action: int, rules: Rules) -> str:
 
 
 def parse_action(text: str, rules: Rules) -> int:
-    """The universal id of an action written in the notation of RULES.md §1.
+    """The universal id of an action written in the notation of docs/rules.md §1.
 
     A string that spells a bid is the bid (``7H``, ``10NT``); otherwise a card is read (``7h``,
     ``10h``, ``Th``). Keywords (``PASS``, ``MISERE``, ``NOMINATE_S`` …) may be in either case.

@@ -1,4 +1,4 @@
-"""Cards, suits and decks of Five Hundred (RULES.md §1, §2), with card sets as integer bit masks.
+"""Cards, suits and decks of Five Hundred (docs/rules.md §1, §2), with card sets as integer bit masks.
 
 Every card of every preset has one id in a universal space of 46 cards:
 ``suit * 11 + rank`` for the suited cards (suits ``S C D H`` = 0..3, ranks ``4 … A`` = 0..10)
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 SUITS = "SCDH"
-"""Suit letters in bidding order: spades, clubs, diamonds, hearts (RULES.md §1)."""
+"""Suit letters in bidding order: spades, clubs, diamonds, hearts (docs/rules.md §1)."""
 SUIT_SYMBOLS = "♠♣♦♥"
 RANKS = "456789TJQKA"
-"""Rank letters from low to high in a plain suit (RULES.md §6)."""
+"""Rank letters from low to high in a plain suit (docs/rules.md §6)."""
 
 NUM_SUITS = 4
 NUM_RANKS = 11
@@ -79,7 +79,7 @@ DECKS = {
     # [FR]: 4–A in each suit, two jokers: 46 cards.
     "french_46": _make_deck({s: RANKS for s in SUITS}, 2),
 }
-"""The deck of each preset as a card mask (RULES.md §2)."""
+"""The deck of each preset as a card mask (docs/rules.md §2)."""
 
 
 def popcount(mask: int) -> int:
@@ -115,7 +115,7 @@ def card_to_str(card: int, two_jokers: bool = False) -> str:
 
 
 def parse_card(text: str, two_jokers: bool = False) -> int:
-    """Parse a card name (RULES.md §1): rank then suit, ``10`` for ``T``, suit in either case.
+    """Parse a card name (docs/rules.md §1): rank then suit, ``10`` for ``T``, suit in either case.
 
     Jokers are ``JK`` in a one-joker deck and ``JK1``/``JK2`` in a two-joker deck. Raises
     ``ValueError`` saying what is wrong.

@@ -109,7 +109,7 @@ class raw_env(AECEnv):
     """Five Hundred as a PettingZoo AEC environment. See the module docstring for the spec.
 
     Keyword arguments: ``rules`` (a preset name or a :class:`Rules`; default ``australian``),
-    any rule option of RULES.md §2 as an override, ``episode`` (``"deal"`` or ``"game"``),
+    any rule option of docs/rules.md §2 as an override, ``episode`` (``"deal"`` or ``"game"``),
     ``render_mode`` (``None``, ``"ansi"``, ``"human"``, ``"rgb_array"``), ``reward``,
     ``reward_scale``, ``illegal_action`` (``"raise"`` or ``"terminate"``), ``illegal_reward``,
     ``max_deals`` (truncate a ``"game"`` episode after that many deals; default: no limit but 20
@@ -204,7 +204,7 @@ class raw_env(AECEnv):
 
     # -- notation ----------------------------------------------------------------------------
     def action_to_str(self, action: int) -> str:
-        """The RULES.md §1 spelling of an action id of this environment (an int or numpy integer)."""
+        """The docs/rules.md §1 spelling of an action id of this environment (an int or numpy integer)."""
         if isinstance(action, (bool, np.bool_)):
             raise ValueError(f"action id {action!r} is not an integer")
         try:
@@ -213,7 +213,7 @@ class raw_env(AECEnv):
             raise ValueError(f"action id {action!r} is not an integer") from None
 
     def str_to_action(self, text: str) -> int:
-        """The action id of an action written in the RULES.md §1 notation."""
+        """The action id of an action written in the docs/rules.md §1 notation."""
         compact = self.actions.from_str(text)
         if compact < 0:
             raise ValueError(f"{text!r} is not an action of the {self.rules.preset} deck")

@@ -1,7 +1,7 @@
 """Records: a deal or a whole game as a small JSON document, and its exact replay.
 
 A record holds the rules (every option), each deal's dealer, hands and kitty by card name,
-and the actions in the notation of RULES.md §1::
+and the actions in the notation of docs/rules.md §1::
 
     {"format": "five-hundred-record/1", "kind": "deal" | "game",
      "rules": {...}, "starting_scores": [...],          # per side; "game" records only

@@ -1,4 +1,4 @@
-"""The rules object: the three presets of RULES.md §2 and every rule option, validated.
+"""The rules object: the three presets of docs/rules.md §2 and every rule option, validated.
 
 ``Rules`` plays the part of OpenSpiel's game parameters: an immutable value that fixes the
 players, the deck and every option. Take a preset and override any option::
@@ -15,7 +15,7 @@ from typing import Any
 
 from five_hundred_env.cards import DECKS, JOKER2
 
-# The values each option may take (RULES.md §2).
+# The values each option may take (docs/rules.md §2).
 OPTION_CHOICES: dict[str, tuple[Any, ...]] = {
     "bidding": ("until_passed", "single_round"),
     "misere": ("after_seven", "any_time", "none"),
@@ -35,7 +35,7 @@ class Rules:
     """Every parameter of a game of Five Hundred. Build one with :func:`make_rules`.
 
     ``preset`` fixes the players, deck, hand and kitty sizes and teams; every other field is a
-    rule option of RULES.md §2 that may be overridden. The field defaults are the ``australian``
+    rule option of docs/rules.md §2 that may be overridden. The field defaults are the ``australian``
     preset, and the one place its options are written (:data:`PRESETS` builds on them).
     """
 
@@ -176,7 +176,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "joker_lead_suit": "not_shown_void", "slam_bonus": False, "win_needs_contract": False,
     },
 }
-"""The options each preset sets (RULES.md §2)."""
+"""The options each preset sets (docs/rules.md §2)."""
 
 PRESET_SIDES = {"australian": 2, "italian_3p": 3, "french_46": 2}
 """How many sides each preset's players form: seat ``s`` plays for side ``s % sides``, so with

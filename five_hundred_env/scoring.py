@@ -12,7 +12,7 @@ from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_tr
 from five_hundred_env.rules import Rules
 
 SLAM_VALUE = 250
-"""A made slam below this value scores it instead (RULES.md §8, ``slam_bonus``)."""
+"""A made slam below this value scores it instead (docs/rules.md §8, ``slam_bonus``)."""
 
 CONTRACT_TYPES = ("suit", "no_trumps", "misere")
 
@@ -30,7 +30,7 @@ def is_misere(contract: int) -> bool:
 
 def contract_made(contract: int, contractor_side_tricks: int, contractor_tricks: int) -> bool:
     """A trick contract is made when the contracting side takes at least the tricks bid; a
-    misère when the contractor takes none (RULES.md §8)."""
+    misère when the contractor takes none (docs/rules.md §8)."""
     if is_misere(contract):
         return contractor_tricks == 0
     return contractor_side_tricks >= bid_tricks(contract)

@@ -2,7 +2,7 @@
 
 Every helper works through the public API only (``Deal.from_cards``, ``parse_action``,
 ``apply_action``, ``legal_actions``, ``action_to_str``), so a test reads like the notation of
-RULES.md §1::
+docs/rules.md §1::
 
     d = make_deal("australian", [S0, S1, S2, S3], dealer=3)
     act(d, "7H PASS PASS PASS")          # the auction

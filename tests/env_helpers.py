@@ -22,7 +22,7 @@ from five_hundred_env.rules import Rules, make_rules
 PRESET_NAMES = ("australian", "italian_3p", "french_46")
 EPISODES = ("deal", "game")
 
-# The ten highest trumps with hearts trumps (RULES.md §6): whoever holds them wins every trick.
+# The ten highest trumps with hearts trumps (docs/rules.md §6): whoever holds them wins every trick.
 TOP_HEARTS = {
     "australian": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
     "italian_3p": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
@@ -73,13 +73,13 @@ def names(env: Any, mask: int) -> set[str]:
 
 
 def legal_names(env: Any) -> set[str]:
-    """The legal actions of the agent to act, spelled as in RULES.md §1."""
+    """The legal actions of the agent to act, spelled as in docs/rules.md §1."""
     u = env.unwrapped
     return {u.action_to_str(a) for a in np.flatnonzero(u.observe(u.agent_selection)["action_mask"])}
 
 
 def act(env: Any, actions: str | Iterable[str]) -> None:
-    """Step actions written in the notation of RULES.md §1, in order."""
+    """Step actions written in the notation of docs/rules.md §1, in order."""
     for text in split(actions):
         env.step(env.unwrapped.str_to_action(text))
 

@@ -5,7 +5,7 @@ One file per preset, each a list of seeded episodes played through the environme
 every seat is the heuristic, deals where some seats play at random (wild auctions put the
 heuristic in positions its own bidding never reaches), and whole games from non-zero starting
 scores (the bidding reads the score, §9). Every episode stores its seed, reset options, which
-seats are the heuristic and every action taken, in the RULES.md §1 notation (space-separated).
+seats are the heuristic and every action taken, in the docs/rules.md §1 notation (space-separated).
 tests/test_heuristic_golden.py replays the actions and asks the heuristic again at each of its
 decisions: a change of the heuristic's play fails there, and shows as a diff once regenerated.
 """

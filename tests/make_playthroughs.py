@@ -1,7 +1,7 @@
 """Write the golden playthroughs of tests/playthroughs/*.json (run: ``python tests/make_playthroughs.py``).
 
 Each file is one complete deal: its record (rules, dealer, hands, kitty, actions in the notation
-of RULES.md §1), and at every step the seat to act, the phase, the legal actions (as strings, in
+of docs/rules.md §1), and at every step the seat to act, the phase, the legal actions (as strings, in
 action-id order), the open-misère cards exposed (when any) and the action taken; then the final
 tricks and scores; and, before every step and once at the end, a digest of what the environment
 shows: each seat's observation with its action mask, and the global ``state()``.

@@ -1,4 +1,4 @@
-"""An independent, deliberately plain model of one deal, written from RULES.md §4-§8 alone.
+"""An independent, deliberately plain model of one deal, written from docs/rules.md §4-§8 alone.
 
 It shares nothing with the engine but the notation of §1 (card and action strings) and the rules
 object (option values). The property tests drive the engine and this model with the same

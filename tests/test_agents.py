@@ -1,5 +1,5 @@
 """The agents: every action legal in every preset and option set, and the heuristic's judgement on
-hands whose right call is not in doubt (RULES.md §4-§7)."""
+hands whose right call is not in doubt (docs/rules.md §4-§7)."""
 
 from __future__ import annotations
 

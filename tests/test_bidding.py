@@ -1,4 +1,4 @@
-"""RULES.md §4: bidding — turn order, bid order, misère and open misère ranks, the three ways an
+"""docs/rules.md §4: bidding — turn order, bid order, misère and open misère ranks, the three ways an
 auction ends, the throw-in, and `both_jokers_min_bid`."""
 
 from __future__ import annotations

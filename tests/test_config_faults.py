@@ -1,5 +1,5 @@
 """Hostile and mistaken configs: alias bombs, unsafe folders, non-finite numbers, misplaced blame,
-and the one parser of rule options (RULES.md §2)."""
+and the one parser of rule options (docs/rules.md §2)."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def test_config_from_dict_leaves_its_data_alone():
     assert data == {"train": {"total_steps": 5}}
 
 
-# -- rule options (RULES.md §2) ------------------------------------------------------------------
+# -- rule options (docs/rules.md §2) ------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("slam_bonus=false", ("slam_bonus", False)),

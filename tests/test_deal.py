@@ -1,4 +1,4 @@
-"""RULES.md §3: the deal — ten cards each, the rest to the kitty, a uniform shuffle, explicit deals."""
+"""docs/rules.md §3: the deal — ten cards each, the rest to the kitty, a uniform shuffle, explicit deals."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The PettingZoo AEC environment: API conformance, spaces, action notation and the observation
-layout (issue 3, items 1, 3, 4 and 9; RULES.md §1 for the notation).
+layout (issue 3, items 1, 3, 4 and 9; docs/rules.md §1 for the notation).
 
 The other ``test_env_*.py`` files cover observations and leaks, rewards, reset options and
 seeding, illegal actions and rendering.
@@ -57,7 +57,7 @@ def test_pettingzoo_seed_test(preset, episode):
 @API_TEST_WARNINGS[1]
 @API_TEST_WARNINGS[2]
 def test_api_test_with_rule_options_and_settings(kwargs):
-    """Issue 3 item 1: any rule option of RULES.md §2 is accepted as an override."""
+    """Issue 3 item 1: any rule option of docs/rules.md §2 is accepted as an override."""
     api_test(five_hundred_env.env(**kwargs), num_cycles=100, verbose_progress=False)
 
 
@@ -105,7 +105,7 @@ def test_bad_keyword_arguments_are_refused_by_name(kwargs, word):
         five_hundred_env.env(**kwargs)
 
 
-# -- issue 3 item 3: actions and their notation (RULES.md §1) ----------------------------------
+# -- issue 3 item 3: actions and their notation (docs/rules.md §1) ----------------------------------
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_action_to_str_round_trips_over_the_whole_action_space(preset):
     u = make_env(preset).unwrapped
@@ -129,7 +129,7 @@ def test_action_to_str_round_trips_over_the_whole_action_space(preset):
     ("french_46", "JK1:C", "JK1:C"), ("italian_3p", "pass", "PASS"), ("italian_3p", "open_misere", "OPEN_MISERE"),
 ])
 def test_str_to_action_accepts_the_notation_and_prints_it_canonically(preset, text, canonical):
-    """RULES.md §1: a string that spells a bid is the bid; ``10`` for ``T``; either case."""
+    """docs/rules.md §1: a string that spells a bid is the bid; ``10`` for ``T``; either case."""
     u = make_env(preset).unwrapped
     assert u.action_to_str(u.str_to_action(text)) == canonical
 
@@ -194,7 +194,7 @@ def test_decode_refuses_a_vector_of_the_wrong_size():
 
 
 def test_decoded_slices_mean_what_the_table_says():
-    """A known auction: dealer 3, seat 0 bids 6H, the others pass (RULES.md §4); seat 1's view,
+    """A known auction: dealer 3, seat 0 bids 6H, the others pass (docs/rules.md §4); seat 1's view,
     where seat 0 is relative seat 3 (relative seat r = r places to the observer's left)."""
     e = make_env("australian")
     e.reset(options=forced_hands("australian", holder=0, dealer=3))

@@ -1,4 +1,4 @@
-"""Honest observations (issue 3 item 4; RULES.md §5 and §7): each agent sees its own information
+"""Honest observations (issue 3 item 4; docs/rules.md §5 and §7): each agent sees its own information
 state and nothing more, whoever is to act.
 
 The no-leak tests build two explicit deals that differ only in where some hidden cards lie
@@ -83,12 +83,12 @@ def test_the_observation_is_oriented_to_the_observer():
         assert parts["to_act"].tolist()[(2 - seat_of(agent)) % 4] == 1  # the dealer's left bids first
 
 
-# -- the kitty and the discards: only the contractor (RULES.md §5) ------------------------------
+# -- the kitty and the discards: only the contractor (docs/rules.md §5) ------------------------------
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_kitty_and_discards_appear_only_in_the_contractors_observation(preset):
-    """RULES.md §5: nobody but the contractor ever sees the kitty or the discards."""
+    """docs/rules.md §5: nobody but the contractor ever sees the kitty or the discards."""
     e = make_env(preset)
     rng = random.Random(1)
     seen = 0
@@ -111,7 +111,7 @@ def test_kitty_and_discards_appear_only_in_the_contractors_observation(preset):
 
 
 def test_the_nomination_turn_looks_like_play_to_the_others():
-    """RULES.md §7: only a contractor holding the joker may nominate; the others must not learn from
+    """docs/rules.md §7: only a contractor holding the joker may nominate; the others must not learn from
     the observation that the contractor has a nomination to make (it would show the joker)."""
     e = make_env("australian")
     e.reset(options=forced_hands("australian", holder=0, dealer=3))
@@ -272,7 +272,7 @@ def test_no_leak_when_every_hidden_card_is_redealt(preset, episode):
 
 
 def test_no_leak_of_the_kitty_to_the_players_who_did_not_take_it():
-    """RULES.md §5: after the auction the kitty is in the contractor's hand; swapping a kitty card
+    """docs/rules.md §5: after the auction the kitty is in the contractor's hand; swapping a kitty card
     with another player's card changes nothing for the third player, through discards and play."""
     hands, kitty = fill_deal("australian", {0: "JK Jh Jd Ah Kh Qh Th 9h 8h 7h"})
     rng = random.Random(3)
@@ -286,12 +286,12 @@ def test_no_leak_of_the_kitty_to_the_players_who_did_not_take_it():
             assert steps >= 4 + 3  # the auction and all three discards at least
 
 
-# -- the exposed open-misère hand (RULES.md §7) ---------------------------------------------------
+# -- the exposed open-misère hand (docs/rules.md §7) ---------------------------------------------------
 
 
 @pytest.mark.parametrize("preset, first_exposed_after", [("australian", "first_trick"), ("italian_3p", "discards")])
 def test_open_misere_exposure_appears_in_everyones_observation_at_the_right_time(preset, first_exposed_after):
-    """RULES.md §7: the open-misère contractor's remaining hand is exposed to everyone from the end of
+    """docs/rules.md §7: the open-misère contractor's remaining hand is exposed to everyone from the end of
     the first trick [AU], or from the start of play [IT]; from then on every player's observation
     shows the exposed cards still in that hand (the sitting-out partner's too)."""
     e = make_env(preset)

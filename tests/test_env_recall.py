@@ -1,4 +1,4 @@
-"""``five_hundred_v1``: the observation recalls the whole deal (RULES.md §4 auction, §7 play), and
+"""``five_hundred_v1``: the observation recalls the whole deal (docs/rules.md §4 auction, §7 play), and
 ``state()`` tells every decision point apart (the §7 nomination turn included).
 
 The recall tests rebuild the auction and every trick — cards, order, leader, suit led, winner —

@@ -25,7 +25,7 @@ env_module = importlib.import_module("five_hundred_env.env")  # the package's `e
 
 
 def slam_in_play(render_mode="ansi", preset="australian", scores=None):
-    """Seat 0 holds the ten top hearts (RULES.md §6), bids 6H, discards the kitty: play begins."""
+    """Seat 0 holds the ten top hearts (docs/rules.md §6), bids 6H, discards the kitty: play begins."""
     e = make_env(preset, render_mode=render_mode, episode="game" if scores else "deal")
     n = e.unwrapped.rules.num_players
     options = forced_hands(preset, holder=0, dealer=n - 1)

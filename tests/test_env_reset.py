@@ -1,4 +1,4 @@
-"""Seeding and reset options (issue 3 item 6; RULES.md §3: the dealer and the deal come from the
+"""Seeding and reset options (issue 3 item 6; docs/rules.md §3: the dealer and the deal come from the
 seed, or are set explicitly)."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_unseeded_envs_differ():
 
 
 def test_the_seed_draws_the_first_dealer():
-    """RULES.md §3: the first dealer is drawn at random (from the seed)."""
+    """docs/rules.md §3: the first dealer is drawn at random (from the seed)."""
     e = make_env()
     dealers = set()
     for seed in range(40):
@@ -87,7 +87,7 @@ def test_action_spaces_are_seeded_by_reset():
 @pytest.mark.parametrize("episode", EPISODES)
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_an_explicit_deal_is_dealt_exactly(preset, episode):
-    """Issue 3 item 6, RULES.md §3: a deal can be set explicitly (hands, kitty, dealer)."""
+    """Issue 3 item 6, docs/rules.md §3: a deal can be set explicitly (hands, kitty, dealer)."""
     hands, kitty = fill_deal(preset, {})
     n = len(hands)
     e = make_env(preset, episode=episode)
@@ -98,7 +98,7 @@ def test_an_explicit_deal_is_dealt_exactly(preset, episode):
         assert e.agent_selection == f"player_{(dealer + 1) % n}"  # the dealer's left bids first (§4)
         for seat in range(n):
             assert names(e, u.deal.hands[seat]) == set(hands[seat])
-    # card names in any accepted spelling: 10 for T, either case for the suit (RULES.md §1)
+    # card names in any accepted spelling: 10 for T, either case for the suit (docs/rules.md §1)
     loose = [[c.replace("T", "10").upper() if not c.startswith("JK") else c.lower() for c in h] for h in hands]
     e.reset(options={"dealer": 0, "hands": loose, "kitty": kitty})
     assert deal_of(e) == (hands, kitty, 0)

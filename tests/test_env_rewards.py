@@ -1,4 +1,4 @@
-"""Rewards and their AEC timing (issue 3 item 5; RULES.md §8 scoring, §9 winning).
+"""Rewards and their AEC timing (issue 3 item 5; docs/rules.md §8 scoring, §9 winning).
 
 The contract under test, as env.py documents it: rewards are given only when a deal ends; then
 *every* agent — the partner sitting out a misère too — is credited with its side's result, and
@@ -28,7 +28,7 @@ from five_hundred_env import Phase
 
 
 def side_results(u, change):
-    """What RULES.md §8 + issue 3 item 5 say each agent gets for a deal's score change."""
+    """What docs/rules.md §8 + issue 3 item 5 say each agent gets for a deal's score change."""
     rules = u.rules
     k = rules.num_sides
     out = {}
@@ -137,7 +137,7 @@ def test_reward_timing_with_a_truncated_game():
 
 
 # -- exact values on deals whose outcome does not depend on the play -----------------------------
-# The holder of the ten top hearts bids 6H and takes every trick (RULES.md §6): [AU] slam bonus
+# The holder of the ten top hearts bids 6H and takes every trick (docs/rules.md §6): [AU] slam bonus
 # 250 (§8), [IT] and [FR] 100; the defenders take nothing.
 SLAM = {  # preset: (reward of the contractor's side, of each other side) in zero_sum, score ÷ 100
     "australian": ((2.5, -2.5), (2.5, 0.0)),
@@ -189,7 +189,7 @@ def test_reward_scale_divides_the_score_change(scale):
 
 def test_the_partner_sitting_out_a_misere_gets_its_sides_result():
     """Issue 3 item 5: every agent — the partner who sat out a misère too — receives its side's
-    result (RULES.md §7: the contractor's partner sits out; §8: ±500 for open misère)."""
+    result (docs/rules.md §7: the contractor's partner sits out; §8: ±500 for open misère)."""
     e = make_env("australian")
     rng = random.Random(9)
     for seed in range(6):
@@ -211,7 +211,7 @@ def test_the_partner_sitting_out_a_misere_gets_its_sides_result():
 
 
 def test_a_thrown_in_deal_gives_zero_and_ends_a_deal_episode():
-    """RULES.md §4: if every player passes the deal is thrown in; an episode in "deal" mode ends
+    """docs/rules.md §4: if every player passes the deal is thrown in; an episode in "deal" mode ends
     with reward 0 for everyone."""
     for preset in PRESET_NAMES:
         e = make_env(preset)
@@ -245,7 +245,7 @@ def test_a_thrown_in_deal_in_a_game_passes_the_deal_without_reward():
 
 @pytest.mark.parametrize("reward", ["zero_sum", "win"])
 def test_a_team_reaching_500_by_its_contract_wins(reward):
-    """RULES.md §9 [AU]: a side wins when it reaches 500 by making a contract."""
+    """docs/rules.md §9 [AU]: a side wins when it reaches 500 by making a contract."""
     e = make_env("australian", episode="game", reward=reward)
     e.reset(options={**forced_hands("australian", holder=0, dealer=3), "scores": [480, 300, 480, 300]})
     got = play_slam(e)
@@ -259,7 +259,7 @@ def test_a_team_reaching_500_by_its_contract_wins(reward):
 
 
 def test_a_team_sinking_to_minus_500_loses():
-    """RULES.md §9: a side at −500 or less loses; with four players the other team wins. Seat 1
+    """docs/rules.md §9: a side at −500 or less loses; with four players the other team wins. Seat 1
     holds every trump but the two lowest and takes every trick of seat 0's 6S."""
     hands, kitty = fill_deal("australian", {1: "JK Js Jc As Ks Qs Ts 9s 8s 7s"})
     e = make_env("australian", episode="game", reward="win")
@@ -280,7 +280,7 @@ def test_a_team_sinking_to_minus_500_loses():
 
 
 def test_three_players_tied_for_the_highest_score_all_win():
-    """RULES.md §9 [IT]: when a player sinks to −500, the player(s) with the highest score win;
+    """docs/rules.md §9 [IT]: when a player sinks to −500, the player(s) with the highest score win;
     with ``reward="win"``: +1 to the winners, −1 to the others (issue 3 item 5)."""
     hands, kitty = fill_deal("italian_3p", {1: "JK Js Jc As Ks Qs Ts 9s 8s 7s"})
     e = make_env("italian_3p", episode="game", reward="win")

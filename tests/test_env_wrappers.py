@@ -100,7 +100,7 @@ def test_a_truncated_game_episode_is_truncated_not_terminated():
 
 def test_the_end_of_a_game_from_the_scores_option():
     """``reset`` options go to the AEC env: seat 0 holds the ten top hearts, bids 6H and takes every
-    trick (RULES.md §6); from 480 its team reaches 500 and wins the game (§9)."""
+    trick (docs/rules.md §6); from 480 its team reaches 500 and wins the game (§9)."""
     opponents = lambda obs: 0 if obs["action_mask"][0] else first_legal(obs)  # noqa: E731 - pass, else anything
     env = SingleAgentEnv(team=0, rules="australian", episode="game", reward="win", opponents=opponents)
     options = {**forced_hands("australian", holder=0, dealer=3), "scores": [480, 0, 480, 0]}

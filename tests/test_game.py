@@ -1,4 +1,4 @@
-"""RULES.md §9 (winning the game) and §3 (the dealer rotation), through whole deals of a Game.
+"""docs/rules.md §9 (winning the game) and §3 (the dealer rotation), through whole deals of a Game.
 
 The deals are the forced ones of conftest, so the score of every deal is exact."""
 

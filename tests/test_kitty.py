@@ -1,4 +1,4 @@
-"""RULES.md §5: the kitty — the contractor takes it, then discards as many cards, any cards."""
+"""docs/rules.md §5: the kitty — the contractor takes it, then discards as many cards, any cards."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md §1: the notation of cards and actions — parsing, canonical formatting, errors."""
+"""docs/rules.md §1: the notation of cards and actions — parsing, canonical formatting, errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md §6 (card order) and §7 (play): bowers, jokers, following suit, winning tricks, joker
+"""docs/rules.md §6 (card order) and §7 (play): bowers, jokers, following suit, winning tricks, joker
 leads and their named suits, nomination, the partner sitting out a misère, open misère exposure."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Property tests over random legal play, for every preset and random combinations of options.
 
 Each example is one seeded ``random.Random`` (drawn by hypothesis) driving a deal or a game.
-The engine is checked against tests/reference_model.py, an independent plain model of RULES.md
+The engine is checked against tests/reference_model.py, an independent plain model of docs/rules.md
 §4-§9, at every step: the legal actions (§4-§7), whose turn it is, each trick's led suit and
 winner (§6-§7), open-misère exposure (§7), the score (§8) and the winners of a game (§9). Also:
 every card is in exactly one place, a deal has ten tricks of the right size, there is always a

@@ -1,4 +1,4 @@
-"""RULES.md §2: the presets, the rule options, and the validation of options and combinations."""
+"""docs/rules.md §2: the presets, the rule options, and the validation of options and combinations."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md §8: scoring — made and lost contracts, the slam bonus, defence tricks, misère.
+"""docs/rules.md §8: scoring — made and lost contracts, the slam bonus, defence tricks, misère.
 
 The deals here are *forced*: the number of tricks each side takes does not depend on how anyone
 plays (see conftest: AU_SEVEN, FR_SEVEN, TOP_HEARTS), so every score is exact."""

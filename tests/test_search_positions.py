@@ -1,7 +1,7 @@
 """Positions for the search tests: random deals steered to a contract type and played to an endgame.
 
 The helpers are imported by the other ``test_search_*`` files; the tests here check that the
-positions are what they claim to be (the contract type of RULES.md §4 and the tricks left of §7).
+positions are what they claim to be (the contract type of docs/rules.md §4 and the tricks left of §7).
 """
 
 from __future__ import annotations

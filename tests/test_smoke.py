@@ -1,4 +1,4 @@
-"""Smoke test of the CLI demo: a whole random game ends with winners (RULES.md §9)."""
+"""Smoke test of the CLI demo: a whole random game ends with winners (docs/rules.md §9)."""
 
 from training.cli import main
 

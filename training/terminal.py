@@ -144,7 +144,7 @@ class HumanView:
 
 class TerminalPlayer(Agent):
     """The person at the terminal as an agent: shows the table (a :class:`HumanView`) and the legal
-    moves, reads actions in the RULES.md §1 notation until one is legal (bad input is explained
+    moves, reads actions in the docs/rules.md §1 notation until one is legal (bad input is explained
     and asked again). ``read`` asks for a line (default: :func:`input`)."""
 
     name = "you"

@@ -1,4 +1,4 @@
-"""Bidding (RULES.md §4): every legal bid gets an expected score, and the best one is bid when it
+"""Bidding (docs/rules.md §4): every legal bid gets an expected score, and the best one is bid when it
 beats the expected score of passing.
 
 The side's tricks in a strain are normal around the calibrated estimate

@@ -1,7 +1,7 @@
 """Hand evaluation: the tricks a hand should take itself in each strain, as contractor or defender,
 and its misère danger (how likely it is to be forced to win a trick).
 
-The weights are rules of thumb of card play (RULES.md §6 card order); what the estimates are worth
+The weights are rules of thumb of card play (docs/rules.md §6 card order); what the estimates are worth
 in side tricks is fitted separately (:mod:`agents.heuristic.calibration`).
 """
 

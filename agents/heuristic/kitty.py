@@ -1,4 +1,4 @@
-"""The contractor's kitty (RULES.md §5) and joker nomination (§7): which cards to discard, and the
+"""The contractor's kitty (docs/rules.md §5) and joker nomination (§7): which cards to discard, and the
 suit to name a no-trumps joker.
 
 A trick contract keeps the hand worth most tricks (trumps, winners, voids; stoppers at no trumps);

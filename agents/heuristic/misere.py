@@ -1,4 +1,4 @@
-"""Misère and open misère play (RULES.md §7, §8): the contractor must take no trick.
+"""Misère and open misère play (docs/rules.md §7, §8): the contractor must take no trick.
 
 The contractor leads what the enemies can get under, ducks as high as it can and throws its most
 dangerous cards (:meth:`~agents.heuristic.evaluation.HandEvaluator.misere_hand_danger`); the

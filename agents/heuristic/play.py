@@ -1,4 +1,4 @@
-"""Card play in trick contracts (RULES.md §7), the way a decent club player does it.
+"""Card play in trick contracts (docs/rules.md §7), the way a decent club player does it.
 
 The contractor draws trumps while the opponents may still hold some; winners are cashed (at no
 trumps: long suits first, short aces kept as stoppers); defenders cash aces, lead the partner's

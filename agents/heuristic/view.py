@@ -3,7 +3,7 @@ it can know about the other seats' cards.
 
 Seats are relative (the observation is oriented so the observer is seat 0); the partnership comes
 from the rules (:meth:`~five_hundred_env.rules.Rules.partner_of`), never from the seat count.
-The card order of each trump context (RULES.md §6) comes from the engine's rule tables.
+The card order of each trump context (docs/rules.md §6) comes from the engine's rule tables.
 """
 
 from __future__ import annotations

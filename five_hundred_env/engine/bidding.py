@@ -18,7 +18,7 @@ OPEN_MISERE_RANKS = {"between_10D_10H": 45, "highest": 50}
 
 
 def bid_rank(action: int, rules: Rules) -> int:
-    """The position of a bid in the bid order of RULES.md §4 (higher outranks lower)."""
+    """The position of a bid in the bid order of docs/rules.md §4 (higher outranks lower)."""
     if action == MISERE:
         return MISERE_RANK
     if action == OPEN_MISERE:

@@ -333,7 +333,7 @@ class Deal:
             self.exposed = True
 
     def _joker_lead_suits(self, seat: int) -> list[int]:
-        """The suits a suitless joker may name when led (RULES.md §7, ``joker_lead_suit``)."""
+        """The suits a suitless joker may name when led (docs/rules.md §7, ``joker_lead_suit``)."""
         hand = self.hands[seat]
         if self.rules.joker_lead_suit == "not_yet_led":
             allowed = [s for s in range(4) if not self.suits_led >> s & 1]

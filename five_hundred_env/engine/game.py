@@ -13,7 +13,7 @@ MAX_THROWN_IN_IN_ROW = 20
 
 
 class Game:
-    """A game to 500 (RULES.md §9): deals in turn, the dealer rotating, scores per side.
+    """A game to 500 (docs/rules.md §9): deals in turn, the dealer rotating, scores per side.
 
     ``Game(rules, seed=s)`` draws the first dealer and every shuffle from one seeded generator;
     ``first_deal`` (a :class:`Deal`) and ``scores`` set up any position instead. ``deal`` is the

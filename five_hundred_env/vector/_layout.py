@@ -49,9 +49,8 @@ F_WINNERS = 28  # the winning sides of a finished game, as a bit set
 F_NUM_DEALS = 29  # deals finished in the current game
 F_BID_ROWS = 30  # the rows of F_BID_SEAT in use (bit b-1 for bid b), so the rest need no clearing
 F_PASS_ROWS = 31  # the rows of F_PASS_SEATS in use (bit h)
-F_JOKER_LEADS = 32  # bit 4·t + s: a suitless joker led trick t, naming suit s
 # -- per-seat and per-side arrays (MAX_SEATS each) ------------------------------------------------
-F_HANDS = 33
+F_HANDS = 32
 F_DEALT = F_HANDS + MAX_SEATS
 F_PLAYED = F_DEALT + MAX_SEATS
 F_SHOWN_VOID = F_PLAYED + MAX_SEATS
@@ -64,8 +63,9 @@ F_SCORE_CHANGE = F_START_SCORES + MAX_SEATS  # each side's score change in the f
 # -- the auction, as the observation shows it -----------------------------------------------------
 F_BID_SEAT = F_SCORE_CHANGE + MAX_SEATS  # row b-1: the seat that bid b, or -1
 F_PASS_SEATS = F_BID_SEAT + NUM_BIDS  # row h: seats (bit set) that passed while the highest bid was h
-# -- the play, as the observation recalls it ----------------------------------------------------
-F_TRICK_CARDS = F_PASS_SEATS + NUM_BIDS + 1  # row t: the cards that fell in trick t (the current one too)
+# -- the play, as the observation recalls it (five_hundred_v1; after the rest, as in the vector) ---
+F_JOKER_LEADS = F_PASS_SEATS + NUM_BIDS + 1  # bit 4·t + s: a suitless joker led trick t, naming suit s
+F_TRICK_CARDS = F_JOKER_LEADS + 1  # row t: the cards that fell in trick t (the current one too)
 NUM_FIELDS = F_TRICK_CARDS + MAX_TRICKS
 
 # -- the rule options (RULES.md §2) as one int64 vector ------------------------------------------

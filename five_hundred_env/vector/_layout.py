@@ -13,7 +13,7 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import OPTION_CHOICES, Rules
 
 MAX_SEATS = 4
-MAX_TRICKS = 10  # the hand size of every preset (Rules.hand_size)
+MAX_TRICKS = 10  # Rules.hand_size, which every preset fixes at 10
 NUM_BIDS = 27  # trick bids 1-25, MISERE 26, OPEN_MISERE 27
 
 # -- per-game scalars -----------------------------------------------------------------------------
@@ -79,8 +79,6 @@ OPEN_MISERE_RANK = {"between_10D_10H": 45, "highest": 50, "none": -1}  # engine.
 
 def rule_options(rules: Rules, game_episodes: bool) -> np.ndarray:
     """The options of ``rules`` as the kernels read them (choices by their index in OPTION_CHOICES)."""
-    if rules.hand_size > MAX_TRICKS:
-        raise ValueError(f"the batched engine holds at most {MAX_TRICKS} tricks a deal, got hand_size {rules.hand_size}")
     opts = np.zeros(NUM_OPTIONS, dtype=np.int64)
     choice = {name: OPTION_CHOICES[name].index(getattr(rules, name)) for name in OPTION_CHOICES}
     opts[O_N] = rules.num_players

@@ -94,8 +94,10 @@ def test_an_illegal_action_raises_naming_the_game_and_changes_nothing() -> None:
 
 def test_output_buffers_and_seats_are_checked_before_any_write() -> None:
     engine = BatchEngine("australian", 4, seed=2)
-    with pytest.raises(ValueError, match=r"out must be a writable C-contiguous int8 array of shape \(4, 1175\)"):
+    with pytest.raises(ValueError, match=rf"out must be a writable C-contiguous int8 array of shape \(4, {engine.state_size}\)"):
         engine.state(out=np.zeros((4, 10), dtype=np.int8))
+    with pytest.raises(ValueError, match=r"seats must be 4 seats 0\.\.3"):
+        engine.state(seats=np.array([0, 1, 2, -1]))
     with pytest.raises(ValueError, match="out must be a writable"):
         engine.observe(engine.seat, out=np.zeros((4, engine.obs_size), dtype=np.int16))
     with pytest.raises(ValueError, match=r"seats must be 4 seats 0\.\.3"):

@@ -21,7 +21,8 @@ def load_aec_deal(batch: BatchEngine, game: int, aec: five_hundred_env.raw_env) 
 def play_differential(rules: Rules, episode: str, num_games: int, steps: int, seed: int,
                       start_scores: list[int] | None = None) -> int:
     """Play ``steps`` batched steps, asserting at every step that each game's acting seat, mask,
-    observation, the observation of another seat and the global state equal the AEC env's, and at
+    observation, the observation of another seat, the global state (oriented to seat 0, and to that
+    other seat: ``env.state(agent)``) equal the AEC env's, and at
     each deal end its rewards and scores. Returns the number of deals finished (so callers can check that deals did end)."""
     rng = np.random.default_rng(seed)
     batch = BatchEngine(rules, num_games, episode=episode, seed=seed)
@@ -37,6 +38,7 @@ def play_differential(rules: Rules, episode: str, num_games: int, steps: int, se
         states = batch.state()
         others = (batch.seat + 1 + t % (n - 1)) % n  # a seat not to act, a different one each step
         views_of_others = batch.observe(others)
+        states_of_others = batch.state(seats=others)
         for b, aec in enumerate(envs):
             agent = aec.agent_selection
             seat = aec.possible_agents.index(agent)
@@ -45,8 +47,11 @@ def play_differential(rules: Rules, episode: str, num_games: int, steps: int, se
             np.testing.assert_array_equal(batch.masks[b], view["action_mask"], err_msg=f"mask of game {b}")
             np.testing.assert_array_equal(batch.obs[b], view["observation"], err_msg=f"observation of game {b}")
             np.testing.assert_array_equal(states[b], aec.state(), err_msg=f"state of game {b}")
-            other = aec.observe(aec.possible_agents[others[b]])["observation"]
+            other_agent = aec.possible_agents[others[b]]
+            other = aec.observe(other_agent)["observation"]
             np.testing.assert_array_equal(views_of_others[b], other, err_msg=f"game {b}, seat {others[b]}'s view")
+            np.testing.assert_array_equal(states_of_others[b], aec.state(other_agent),
+                                          err_msg=f"game {b}, state oriented to seat {others[b]}")
             actions[b] = rng.choice(np.flatnonzero(view["action_mask"]))
         step = batch.step(actions)
         for b, aec in enumerate(envs):

@@ -2,7 +2,8 @@
 
 ``write_obs`` is :meth:`five_hundred_env.observation.ObservationEncoder.encode` (with the game
 scores) for one game and observer; ``write_mask`` is the environment's action mask; ``write_state``
-is :meth:`ObservationEncoder.encode_state`. The differential tests compare them byte for byte.
+is :meth:`ObservationEncoder.encode_state` for one game and observer. The differential tests
+compare them byte for byte.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from five_hundred_env.vector._layout import (
     F_DISCARDS,
     F_EXPOSED,
     F_HANDS,
+    F_JOKER_LEADS,
     F_KITTY,
     F_LEADER,
     F_LED_SUIT,
     F_LEGAL,
     F_NOMINATED,
+    F_NUM_TRICKS,
     F_PASS_ROWS,
     F_PASS_SEATS,
     F_PHASE,
@@ -37,6 +40,7 @@ from five_hundred_env.vector._layout import (
     F_SUITS_LED,
     F_TO_ACT,
     F_TRICK_CARD,
+    F_TRICK_CARDS,
     F_TRICK_LEN,
     F_TRICKS_WON,
     F_TRUMP,
@@ -47,6 +51,7 @@ from five_hundred_env.vector._layout import (
     L_DISCARDS,
     L_EXPOSED,
     L_HAND,
+    L_JOKER_LEADS,
     L_JOKER_SUIT,
     L_KITTY,
     L_LEADER,
@@ -61,6 +66,7 @@ from five_hundred_env.vector._layout import (
     L_SUITS_LED,
     L_TO_ACT,
     L_TRICK,
+    L_TRICKS,
     L_TRICKS_WON,
     L_TRUMP,
     O_N,
@@ -131,7 +137,8 @@ def write_auction(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray
 
 @njit(cache=True)
 def write_play(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray, row: np.ndarray) -> None:
-    """The slices that exist once the auction is over: contract, kitty, played cards, the trick."""
+    """The slices that exist once the auction is over: contract, kitty, played cards, the trick,
+    the recall of every trick so far (``tricks``, ``joker_leads``)."""
     contractor = st[b, F_CONTRACTOR]
     row[off[L_CONTRACT] + st[b, F_CONTRACT] - 1] = 1
     row[off[L_CONTRACTOR] + relative(contractor, observer, n)] = 1
@@ -160,6 +167,10 @@ def write_play(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray, r
                 row[off[L_TRICK] + NUM_CARDS * (relative(seat, observer, n)) + card] = 1
         row[off[L_LEADER] + relative(st[b, F_LEADER], observer, n)] = 1
         row[off[L_LED_SUIT] + st[b, F_LED_SUIT]] = 1
+    tricks = st[b, F_NUM_TRICKS] + (1 if st[b, F_TRICK_LEN] else 0)  # the current trick's row too
+    for t in range(tricks):
+        write_bits(row, off[L_TRICKS] + NUM_CARDS * t, st[b, F_TRICK_CARDS + t])
+    write_bits(row, off[L_JOKER_LEADS], st[b, F_JOKER_LEADS])
 
 
 @njit(cache=True)
@@ -186,12 +197,17 @@ def write_obs(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.ndar
 
 
 @njit(cache=True)
-def write_state(st: np.ndarray, b: int, o: np.ndarray, off: np.ndarray, row: np.ndarray) -> None:
-    """ObservationEncoder.encode_state: every hand, the kitty as dealt, the discards, seat 0's view."""
+def write_state(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.ndarray, row: np.ndarray) -> None:
+    """ObservationEncoder.encode_state(deal, scores, observer): every hand (in the observer's
+    relative seats), the kitty as dealt, the discards, the observer's view with the true phase."""
     n = o[O_N]
-    row[: (n + 2) * NUM_CARDS] = 0
+    view_at = (n + 2) * NUM_CARDS
+    row[:view_at] = 0
     for seat in range(n):
-        write_bits(row, NUM_CARDS * seat, st[b, F_HANDS + seat])
+        write_bits(row, NUM_CARDS * relative(seat, observer, n), st[b, F_HANDS + seat])
     write_bits(row, NUM_CARDS * n, st[b, F_KITTY])
     write_bits(row, NUM_CARDS * (n + 1), st[b, F_DISCARDS])
-    write_obs(st, b, o, 0, off, row[(n + 2) * NUM_CARDS:])
+    write_obs(st, b, o, observer, off, row[view_at:])
+    if st[b, F_PHASE] == NOMINATE and observer != st[b, F_CONTRACTOR]:  # the view showed it as play
+        row[view_at + off[L_PHASE] + PLAY] = 0
+        row[view_at + off[L_PHASE] + NOMINATE] = 1

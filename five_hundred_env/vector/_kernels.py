@@ -35,6 +35,7 @@ from five_hundred_env.vector._layout import (
     F_HANDS,
     F_HIGH_BID,
     F_HIGH_BIDDER,
+    F_JOKER_LEADS,
     F_KITTY,
     F_LEADER,
     F_LED_SUIT,
@@ -59,12 +60,14 @@ from five_hundred_env.vector._layout import (
     F_THROWN_IN,
     F_TO_ACT,
     F_TRICK_CARD,
+    F_TRICK_CARDS,
     F_TRICK_LEN,
     F_TRICK_SIZE,
     F_TRICKS_WON,
     F_TRUMP,
     F_WINNERS,
     MAX_SEATS,
+    MAX_TRICKS,
     O_BIDDING,
     O_BOTH_JOKERS_MIN,
     O_DECK,
@@ -112,7 +115,7 @@ def start_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
     st[b, F_DEALER] = dealer
     st[b, F_TO_ACT] = (dealer + 1) % n
     for field in (F_PASSED, F_PASSES_IN_ROW, F_DISCARDS, F_TRICK_LEN, F_NUM_TRICKS, F_SUITS_LED, F_EXPOSED,
-                  F_THROWN_IN, F_MADE):
+                  F_THROWN_IN, F_MADE, F_JOKER_LEADS):
         st[b, field] = 0
     for field in (F_HIGH_BID, F_HIGH_BIDDER, F_CONTRACT, F_CONTRACTOR, F_TRUMP, F_SITTING_OUT, F_NOMINATED,
                   F_LEADER, F_LED_SUIT, F_BOTH_JOKERS_SEAT):
@@ -129,6 +132,8 @@ def start_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
         st[b, F_SCORE_CHANGE + s] = 0
         if o[O_BOTH_JOKERS_MIN] > 0 and s < n and st[b, F_DEALT + s] & JOKERS_MASK == JOKERS_MASK:
             st[b, F_BOTH_JOKERS_SEAT] = s
+    for t in range(MAX_TRICKS):
+        st[b, F_TRICK_CARDS + t] = 0
     st[b, F_BID_ROWS] = 0
     st[b, F_PASS_ROWS] = 0
     st[b, F_LEGAL] = legal_word(st, b, o)
@@ -343,9 +348,11 @@ def apply_play(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
     seat = st[b, F_TO_ACT]
     ctx = st[b, F_CTX]
     leading = st[b, F_TRICK_LEN] == 0
+    number = st[b, F_NUM_TRICKS]
     if bit >= JOKER_LEAD_BIT:  # a suitless joker led, naming the suit to follow
         card = JOKER1 + (bit - JOKER_LEAD_BIT) // 4
         st[b, F_LED_SUIT] = (bit - JOKER_LEAD_BIT) % 4
+        st[b, F_JOKER_LEADS] |= 1 << (4 * number + st[b, F_LED_SUIT])
     else:
         card = bit
         suit = EFFECTIVE_SUIT_TABLE[ctx, card]
@@ -356,6 +363,7 @@ def apply_play(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
     led = st[b, F_LED_SUIT]
     st[b, F_HANDS + seat] ^= 1 << card
     st[b, F_PLAYED + seat] |= 1 << card
+    st[b, F_TRICK_CARDS + number] |= 1 << card
     if leading:
         st[b, F_SUITS_LED] |= 1 << led
     st[b, F_TRICK_CARD + seat] = card

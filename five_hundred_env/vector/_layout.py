@@ -13,6 +13,7 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import OPTION_CHOICES, Rules
 
 MAX_SEATS = 4
+MAX_TRICKS = 10  # Rules.hand_size, which every preset fixes at 10
 NUM_BIDS = 27  # trick bids 1-25, MISERE 26, OPEN_MISERE 27
 
 # -- per-game scalars -----------------------------------------------------------------------------
@@ -62,7 +63,10 @@ F_SCORE_CHANGE = F_START_SCORES + MAX_SEATS  # each side's score change in the f
 # -- the auction, as the observation shows it -----------------------------------------------------
 F_BID_SEAT = F_SCORE_CHANGE + MAX_SEATS  # row b-1: the seat that bid b, or -1
 F_PASS_SEATS = F_BID_SEAT + NUM_BIDS  # row h: seats (bit set) that passed while the highest bid was h
-NUM_FIELDS = F_PASS_SEATS + NUM_BIDS + 1
+# -- the play, as the observation recalls it (five_hundred_v1; after the rest, as in the vector) ---
+F_JOKER_LEADS = F_PASS_SEATS + NUM_BIDS + 1  # bit 4·t + s: a suitless joker led trick t, naming suit s
+F_TRICK_CARDS = F_JOKER_LEADS + 1  # row t: the cards that fell in trick t (the current one too)
+NUM_FIELDS = F_TRICK_CARDS + MAX_TRICKS
 
 # -- the rule options (RULES.md §2) as one int64 vector ------------------------------------------
 (O_N, O_HAND, O_KITTY, O_BIDDING, O_REBID, O_MISERE, O_MISERE_VALUE, O_OPEN_MISERE_RANK, O_EXPOSURE,
@@ -104,10 +108,10 @@ def rule_options(rules: Rules, game_episodes: bool) -> np.ndarray:
 # -- the observation layout (ObservationEncoder.layout) as offsets --------------------------------
 OBS_SLICES = ("hand", "phase", "to_act", "dealer", "bids", "passes", "contract", "contractor", "trump",
               "sitting_out", "kitty", "discards", "joker_suit", "exposed", "played", "trick", "leader",
-              "led_suit", "suits_led", "shown_void", "tricks_won", "scores")
+              "led_suit", "suits_led", "shown_void", "tricks_won", "scores", "tricks", "joker_leads")
 (L_HAND, L_PHASE, L_TO_ACT, L_DEALER, L_BIDS, L_PASSES, L_CONTRACT, L_CONTRACTOR, L_TRUMP, L_SITTING_OUT,
  L_KITTY, L_DISCARDS, L_JOKER_SUIT, L_EXPOSED, L_PLAYED, L_TRICK, L_LEADER, L_LED_SUIT, L_SUITS_LED,
- L_SHOWN_VOID, L_TRICKS_WON, L_SCORES, L_SIZE) = range(23)
+ L_SHOWN_VOID, L_TRICKS_WON, L_SCORES, L_TRICKS, L_JOKER_LEADS, L_SIZE) = range(25)
 
 
 def obs_offsets(encoder: ObservationEncoder) -> np.ndarray:

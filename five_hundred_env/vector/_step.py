@@ -166,10 +166,10 @@ def observe_games(st: np.ndarray, o: np.ndarray, observers: np.ndarray, off: np.
 
 
 @njit(cache=True)
-def states(st: np.ndarray, o: np.ndarray, off: np.ndarray, out: np.ndarray) -> None:
-    """Each game's global state (the centralised critic's input)."""
+def states(st: np.ndarray, o: np.ndarray, observers: np.ndarray, off: np.ndarray, out: np.ndarray) -> None:
+    """Each game's global state (the centralised critic's input), oriented to seat ``observers[b]``."""
     for b in range(st.shape[0]):
-        write_state(st, b, o, off, out[b])
+        write_state(st, b, o, observers[b], off, out[b])
 
 
 drop_stale_kernels(step_games._cache._cache_path)  # before any kernel is loaded from the cache

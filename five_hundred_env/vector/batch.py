@@ -157,6 +157,7 @@ class BatchEngine:
         self.episode_done = np.zeros(b, dtype=np.bool_)
         self._obs_out = self.obs if observations else NO_ROWS_INT8
         self._no_final = np.zeros(0, dtype=np.int64)
+        self._seat_zero = np.zeros(b, dtype=np.int64)
         self._seeded = False
         self.reset(seed)
 
@@ -254,10 +255,13 @@ class BatchEngine:
         _step.observe_games(self._state, self._opts, seats, self._offsets, out)
         return out
 
-    def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Every game's global state (``env.state()``: all hands, kitty, discards, seat 0's view)."""
+    def state(self, out: np.ndarray | None = None, *, seats: np.ndarray | None = None) -> np.ndarray:
+        """Every game's global state (``[B, state_size]`` ``int8``), into ``out``: ``env.state()``
+        (every hand, the kitty, the discards, then an observation with the true phase, oriented to
+        seat 0), or with ``seats`` game ``b``'s ``env.state(agent)`` for seat ``seats[b]``."""
+        observers = self._seat_zero if seats is None else self._check_seats(seats, "seats")
         out = output_buffer(out, (self.num_games, self.state_size), np.int8, "out")
-        _step.states(self._state, self._opts, self._offsets, out)
+        _step.states(self._state, self._opts, observers, self._offsets, out)
         return out
 
     def _check_game(self, game: Any) -> None:

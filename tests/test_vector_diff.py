@@ -1,7 +1,7 @@
 """Exactness of the batched engine: the same random legal actions through it and through the AEC
 environment (and so the scalar engine), compared at every step: the acting seat, its legal set
 (mask), its observation, the global state, and at each deal end the rewards and score changes
-(RULES.md §4-§9 through the presets of §2 and random mixes of every option)."""
+(docs/rules.md §4-§9 through the presets of §2 and random mixes of every option)."""
 
 from __future__ import annotations
 

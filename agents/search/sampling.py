@@ -1,6 +1,6 @@
 """Information-set sampling: complete deals drawn uniformly among those one seat cannot tell apart.
 
-An :class:`InfoSet` is what one seat knows at a decision point (RULES.md §3-§7): its own cards, the
+An :class:`InfoSet` is what one seat knows at a decision point (docs/rules.md §3-§7): its own cards, the
 auction, every card played and by whom, the kitty and discards if it is the contractor, the joker's
 nominated suit, the exposed open-misère hand. What that implies about the hidden cards:
 

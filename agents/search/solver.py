@@ -1,4 +1,4 @@
-"""An exact perfect-information solver of the trick play (RULES.md §6-§8): alpha-beta over card masks.
+"""An exact perfect-information solver of the trick play (docs/rules.md §6-§8): alpha-beta over card masks.
 
 Given a :class:`Deal` in the play phase with every hand known (a sampled world), :func:`solve`
 returns the tricks the contractor's side takes in the whole deal when every seat plays

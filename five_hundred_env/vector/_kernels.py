@@ -1,4 +1,4 @@
-"""The rules of RULES.md §3-§9 as numba kernels over the batched state of :mod:`._layout`.
+"""The rules of docs/rules.md §3-§9 as numba kernels over the batched state of :mod:`._layout`.
 
 Each function mirrors the method of :class:`five_hundred_env.engine.Deal` or ``Game`` named in
 its docstring; the scalar engine is the readable reference and the differential tests

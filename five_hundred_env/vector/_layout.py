@@ -68,7 +68,7 @@ F_JOKER_LEADS = F_PASS_SEATS + NUM_BIDS + 1  # bit 4·t + s: a suitless joker le
 F_TRICK_CARDS = F_JOKER_LEADS + 1  # row t: the cards that fell in trick t (the current one too)
 NUM_FIELDS = F_TRICK_CARDS + MAX_TRICKS
 
-# -- the rule options (RULES.md §2) as one int64 vector ------------------------------------------
+# -- the rule options (docs/rules.md §2) as one int64 vector ------------------------------------------
 (O_N, O_HAND, O_KITTY, O_BIDDING, O_REBID, O_MISERE, O_MISERE_VALUE, O_OPEN_MISERE_RANK, O_EXPOSURE,
  O_NOMINATION, O_JOKER_LEAD, O_DEFENCE, O_MISERE_DEFENCE, O_SLAM, O_WIN_NEEDS_CONTRACT, O_BOTH_JOKERS_MIN,
  O_TARGET, O_LOSING, O_SIDES, O_DECK, O_GAME_EPISODES) = range(21)

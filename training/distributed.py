@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import logging
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +39,9 @@ from training.worker_pool import POLL_S, WorkerError
 from training.worker_pool import run_jobs as run_local_jobs
 
 BackendKind = Literal["local", "ray"]
+
+CONNECT_S = 10.0
+"""How long a cluster's address may take to accept a connection (``ray.init`` itself retries for minutes)."""
 
 SHIPPED_PACKAGES = ("five_hundred_env", "agents", "training")
 """The project's packages, sent to a Ray cluster with the tasks (the driver's copy is what runs)."""
@@ -186,6 +190,8 @@ def _ray_connected(ray: ModuleType, backend: Backend, function: Callable[[Any], 
     if ray.is_initialized():
         yield
         return
+    if backend.address is not None:
+        _check_answers(backend.address)
     own_instance = {"include_dashboard": False} if backend.address is None else {}  # refused for a cluster
     with _sigterm_handler_kept():
         ray.init(address=backend.address, runtime_env={"py_modules": _shipped_modules(function)},
@@ -194,6 +200,19 @@ def _ray_connected(ray: ModuleType, backend: Backend, function: Callable[[Any], 
         yield
     finally:
         ray.shutdown()
+
+
+def _check_answers(address: str) -> None:
+    """A ``ConnectionError`` at once for a ``host:port`` where nothing listens (other addresses,
+    ``auto`` and ``ray://``, are Ray's to check: it fails fast on those)."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_S).close()
+    except OSError as e:
+        raise ConnectionError(f"no Ray cluster answers at {address} ({e.strerror or e}): is 'ray start --head' "
+                              "running there, and the port open to this machine?") from None
 
 
 @contextmanager

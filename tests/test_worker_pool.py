@@ -64,7 +64,7 @@ def test_a_job_that_cannot_be_sent_is_named_at_once():
     """An unpicklable job is refused by the parent, not dropped by a queue's feeder thread (which
     would leave the run waiting for it)."""
     start = time.monotonic()
-    with pytest.raises(WorkerError, match="job 1 cannot be sent to a worker process: .*lambda"):
+    with pytest.raises(WorkerError, match=r"job 1 cannot be sent to a worker process: .*lambda"):
         run_jobs(worker_faults.square, [2, lambda: 3, 4], 2, timeout=600)
     with pytest.raises(WorkerError, match="the job function cannot be sent"):
         run_jobs(lambda job: job, [1, 2], 2, timeout=600)
@@ -72,7 +72,7 @@ def test_a_job_that_cannot_be_sent_is_named_at_once():
 
 
 def test_a_result_that_cannot_be_sent_back_is_named():
-    with pytest.raises(WorkerError, match="job 0 failed in a worker: .*lambda"):
+    with pytest.raises(WorkerError, match=r"job 0 failed in a worker: .*lambda"):
         run_jobs(worker_faults.unpicklable_result, [0, 1], 2, timeout=600)
 
 

@@ -72,8 +72,8 @@ def test_a_job_that_cannot_be_sent_is_named_at_once():
 
 
 def test_a_result_that_cannot_be_sent_back_is_named():
-    with pytest.raises(WorkerError, match=r"job 0 failed in a worker: .*lambda"):
-        run_jobs(worker_faults.unpicklable_result, [0, 1], 2, timeout=600)
+    with pytest.raises(WorkerError, match=r"job 1 failed in a worker: .*lambda"):
+        run_jobs(worker_faults.unpicklable_result_on_one, [0, 1, 2], 2, timeout=600)
 
 
 def test_a_stuck_job_overruns_its_time_out():

@@ -228,16 +228,35 @@ def test_a_stuck_ray_task_overruns_its_time_out_and_is_killed(ray_address, tmp_p
     assert _gone(pids, within=10), "the stuck task's worker was left running"
 
 
+def _driver(script: str) -> subprocess.Popen[str]:
+    """Another process running ``script``, which connects to the cluster itself (this one is
+    connected already), in a process group of its own."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]), "RAY_AUTH_MODE": "disabled"}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_a_run_connects_ships_the_code_and_keeps_its_results(ray_address):
+    """A run that makes its own connection: the cluster gets the code from it, and the arrays it
+    returns are still there after it has disconnected."""
+    proc = _driver(f"""
+        import worker_faults
+        from training.distributed import Backend, run_jobs
+        arrays = run_jobs(worker_faults.arange, [3, 1000, 5], 1, 120, backend=Backend("ray", {ray_address!r}))
+        print([int(a.sum()) for a in arrays])
+    """)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out.split() == ["[3,", "499500,", "10]"]
+
+
 def test_ctrl_c_stops_the_ray_tasks_and_propagates(ray_address, tmp_path):
-    script = textwrap.dedent(f"""
+    proc = _driver(f"""
         import worker_faults
         from training.distributed import Backend, run_jobs
         run_jobs(worker_faults.record_pid_then_work, [({str(tmp_path)!r}, i) for i in range(4)], 1, 600,
                  backend=Backend("ray", {ray_address!r}))
     """)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]), "RAY_AUTH_MODE": "disabled"}
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)

@@ -58,3 +58,10 @@ def exit_once_on_one(job: tuple[str, int]) -> int:
 def unpicklable_result_on_one(job: int) -> object:
     """Job 1's result cannot be sent back (a lambda)."""
     return (lambda: job) if job == 1 else job
+
+
+def arange(job: int) -> object:
+    """A job whose result is a numpy array (what Ray would hand back in shared memory)."""
+    import numpy as np
+
+    return np.arange(job)

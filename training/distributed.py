@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import pickle
 import signal
 import socket
 import threading
@@ -99,9 +100,11 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
         return _RayRun(ray, function, jobs, timeout, backend.max_retries).collect(on_done)
 
 
-def _call(function: Callable[[Any], Any], job: Any) -> Any:
-    """The body of every Ray task (module-level, so that workers import it)."""
-    return function(job)
+def _call(function: Callable[[Any], Any], job: Any) -> bytes:
+    """The body of every Ray task (module-level, so that workers import it): the result pickled
+    here, so that the driver gets a copy of its own, not arrays in Ray's shared memory, which
+    would outlive the connection that maps them."""
+    return pickle.dumps(function(job))
 
 
 class _RayRun:
@@ -146,7 +149,7 @@ class _RayRun:
     def _result(self, index: int, ref: Any) -> Any:
         exceptions = self.ray.exceptions
         try:
-            return self.ray.get(ref)
+            return pickle.loads(self.ray.get(ref))
         except exceptions.RayTaskError as e:  # the job raised: its own error, named
             cause = e.cause if e.cause is not None else e
             raise WorkerError(f"job {index} failed in a worker: {type(cause).__name__}: {cause}") from None

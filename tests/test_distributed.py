@@ -173,15 +173,19 @@ def ray_address() -> Iterator[str]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def test_a_match_on_ray_gives_the_report_of_one_process(ray_address, monkeypatch):
+def test_a_match_on_ray_gives_the_report_of_one_process(ray_address, monkeypatch, capsys):
     """1 process, 3 local workers and Ray tasks: the very same report (board ranges of 2, games
-    one by one: four ranges of boards, three of games)."""
+    one by one: four ranges of boards, three of games), from Python and from the command line."""
     monkeypatch.setattr(evaluate_ranges, "BOARDS_PER_JOB", 2)
     monkeypatch.setattr(evaluate_ranges, "GAMES_PER_JOB", 1)
     args = ("australian", "heuristic", "random")
     alone = duplicate_match(*args, deals=7, seed=9, games=3).to_dict()
     assert duplicate_match(*args, deals=7, seed=9, games=3, workers=3).to_dict() == alone
     assert duplicate_match(*args, deals=7, seed=9, games=3, backend=Backend("ray", ray_address)).to_dict() == alone
+    assert main(["evaluate", "heuristic", "random", "--deals", "7", "--seed", "9", "--games", "3", "--json", "-",
+                 "--no-progress", "--ray-address", ray_address]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{"):]) == alone
 
 
 def test_bid_rollouts_on_ray_are_the_data_of_one_process(ray_address, monkeypatch):
@@ -237,17 +241,21 @@ def _driver(script: str) -> subprocess.Popen[str]:
 
 
 def test_a_run_connects_ships_the_code_and_keeps_its_results(ray_address):
-    """A run that makes its own connection: the cluster gets the code from it, and the arrays it
-    returns are still there after it has disconnected."""
+    """A run that makes its own connection: the cluster gets the code from it, the arrays it
+    returns are still there after it has disconnected, and SIGTERM's handler is the caller's."""
     proc = _driver(f"""
+        import signal
         import worker_faults
         from training.distributed import Backend, run_jobs
+        def on_sigterm(signum, frame):
+            pass
+        signal.signal(signal.SIGTERM, on_sigterm)
         arrays = run_jobs(worker_faults.arange, [3, 1000, 5], 1, 120, backend=Backend("ray", {ray_address!r}))
-        print([int(a.sum()) for a in arrays])
+        print([int(a.sum()) for a in arrays], signal.getsignal(signal.SIGTERM) is on_sigterm)
     """)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert out.split() == ["[3,", "499500,", "10]"]
+    assert out.split() == ["[3,", "499500,", "10]", "True"]  # and ray.init took no SIGTERM handler away
 
 
 def test_ctrl_c_stops_the_ray_tasks_and_propagates(ray_address, tmp_path):

@@ -27,6 +27,11 @@ def test_results_come_back_in_job_order_whatever_the_workers():
     assert run_jobs(worker_faults.square, list(range(9)), 1, timeout=60) == expected
 
 
+def test_no_workers_is_refused_at_once():
+    with pytest.raises(ValueError, match="workers must be a whole number >= 1, got 0"):
+        run_jobs(worker_faults.square, [1, 2], 0, timeout=60)
+
+
 def test_a_dead_worker_is_an_error_within_seconds():
     start = time.monotonic()
     with pytest.raises(WorkerError, match=r"a worker died \(exit code 7"):

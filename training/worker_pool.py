@@ -45,6 +45,8 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
     propagates after the workers are terminated. ``function`` must be a module-level function
     (the workers import it) and the jobs and results picklable: one that is not is a
     :class:`WorkerError` naming it, never a wait."""
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     if workers == 1 or len(jobs) <= 1:
         results = []
         for i, job in enumerate(jobs):

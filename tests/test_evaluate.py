@@ -191,3 +191,34 @@ def test_importing_the_evaluator_does_not_import_torch():
     code = "import sys, training.evaluate, agents.registry; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_match_split_over_workers_gives_the_same_report(monkeypatch):
+    """Boards in ranges of two and games one by one, played by two worker processes: the report
+    of one process, to the last digit (three players: six plays a board, rotating game seats)."""
+    from training import evaluate_ranges
+
+    monkeypatch.setattr(evaluate_ranges, "BOARDS_PER_JOB", 2)
+    monkeypatch.setattr(evaluate_ranges, "GAMES_PER_JOB", 1)
+    alone = duplicate_match("italian_3p", HeuristicAgent, RandomAgent, deals=5, seed=6, games=4)
+    split = duplicate_match("italian_3p", HeuristicAgent, RandomAgent, deals=5, seed=6, games=4, workers=2)
+    assert split.to_dict() == alone.to_dict()
+    assert split.board_diffs == alone.board_diffs and len(alone.board_diffs) == 5 and alone.games == 4
+
+
+def test_agent_specs_are_agents_of_the_registry():
+    by_spec = duplicate_match("australian", "heuristic", "random", deals=3, seed=2).to_dict()
+    by_class = duplicate_match("australian", HeuristicAgent, RandomAgent, deals=3, seed=2).to_dict()
+    assert by_spec == by_class and by_spec["agent_a"] == "heuristic"
+
+
+def test_an_agent_that_cannot_go_to_a_worker_is_named():
+    from training.distributed import WorkerError
+
+    def local_factory(rules, seed):  # a closure: not picklable, so no worker can build it
+        return RandomAgent(rules, seed)
+
+    with pytest.raises(WorkerError, match="job 0 cannot be sent to a worker process"):
+        duplicate_match("australian", local_factory, RandomAgent, deals=100, workers=2)  # two ranges
+    with pytest.raises(ValueError, match="workers must be a whole number >= 1, got 0"):
+        duplicate_match("australian", RandomAgent, RandomAgent, deals=2, workers=0)

@@ -27,6 +27,11 @@ def test_results_come_back_in_job_order_whatever_the_workers():
     assert run_jobs(worker_faults.square, list(range(9)), 1, timeout=60) == expected
 
 
+def test_no_workers_is_refused_at_once():
+    with pytest.raises(ValueError, match="workers must be a whole number >= 1, got 0"):
+        run_jobs(worker_faults.square, [1, 2], 0, timeout=60)
+
+
 def test_a_dead_worker_is_an_error_within_seconds():
     start = time.monotonic()
     with pytest.raises(WorkerError, match=r"a worker died \(exit code 7"):
@@ -58,6 +63,22 @@ def test_a_worker_killed_from_outside_mid_job_is_an_error(tmp_path):
 def test_a_failing_job_is_named():
     with pytest.raises(WorkerError, match="job 2 failed in a worker: ValueError: no rollouts for job 2"):
         run_jobs(worker_faults.fail_on_two, list(range(6)), 2, timeout=600)
+
+
+def test_a_job_that_cannot_be_sent_is_named_at_once():
+    """An unpicklable job is refused by the parent, not dropped by a queue's feeder thread (which
+    would leave the run waiting for it)."""
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match=r"job 1 cannot be sent to a worker process: .*lambda"):
+        run_jobs(worker_faults.square, [2, lambda: 3, 4], 2, timeout=600)
+    with pytest.raises(WorkerError, match="the job function cannot be sent"):
+        run_jobs(lambda job: job, [1, 2], 2, timeout=600)
+    assert time.monotonic() - start < 30
+
+
+def test_a_result_that_cannot_be_sent_back_is_named():
+    with pytest.raises(WorkerError, match=r"job 1 failed in a worker: .*lambda"):
+        run_jobs(worker_faults.unpicklable_result_on_one, [0, 1, 2], 2, timeout=600)
 
 
 def test_a_stuck_job_overruns_its_time_out():

@@ -42,3 +42,26 @@ def record_pid_then_work(job: tuple[str, int]) -> int:
     while time.monotonic() < end:
         pass
     return index
+
+
+def exit_once_on_one(job: tuple[str, int]) -> int:
+    """A worker that dies hard on job 1 the first time only (a marker file in the folder ``job[0]``
+    remembers it): a retry succeeds."""
+    folder, index = job
+    marker = Path(folder, "died-once")
+    if index == 1 and not marker.exists():
+        marker.touch()
+        os._exit(7)
+    return index * index
+
+
+def unpicklable_result_on_one(job: int) -> object:
+    """Job 1's result cannot be sent back (a lambda)."""
+    return (lambda: job) if job == 1 else job
+
+
+def arange(job: int) -> object:
+    """A job whose result is a numpy array (what Ray would hand back in shared memory)."""
+    import numpy as np
+
+    return np.arange(job)

@@ -45,7 +45,7 @@ from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.config import BidRolloutConfig
-from training.worker_pool import run_jobs
+from training.distributed import LOCAL, Backend, run_jobs
 
 CHUNK_DEALS = 100
 """Deals per unit of work (one seed each): the data depend on the seeds, not on the workers."""
@@ -145,11 +145,12 @@ def _chunk(args: tuple[Rules, int, int, float]) -> dict[str, np.ndarray]:
 
 
 def rollout_targets(rules: Rules, cfg: BidRolloutConfig, rng: np.random.Generator,
-                    progress: bool = False, cache: Path | None = None) -> dict[str, np.ndarray]:
+                    progress: bool = False, cache: Path | None = None, backend: Backend = LOCAL) -> dict[str, np.ndarray]:
     """Advantages of the candidate bids at every bidding decision of ``cfg.deals`` deals played by
     the heuristic (in hundreds of points, relative to the heuristic's own bid), plus a sample of
-    the other decisions with the heuristic's move. Reproducible from ``rng`` whatever
-    ``cfg.workers``. With ``cache``, data already there for the very same deals (same seeds,
+    the other decisions with the heuristic's move, played on ``backend`` (``cfg.workers`` local
+    processes, or Ray tasks). Reproducible from ``rng`` whatever the backend and ``cfg.workers``.
+    With ``cache``, data already there for the very same deals (same seeds,
     rules and sampling) are read instead of played again, and fresh data are written there."""
     chunks = [CHUNK_DEALS] * (cfg.deals // CHUNK_DEALS) + ([cfg.deals % CHUNK_DEALS] if cfg.deals % CHUNK_DEALS else [])
     seeds = rng.integers(2**31, size=len(chunks))
@@ -167,7 +168,7 @@ def rollout_targets(rules: Rules, cfg: BidRolloutConfig, rng: np.random.Generato
         bar = tqdm(total=cfg.deals, unit="deal", desc="bid rollouts", dynamic_ncols=True)
     try:
         parts = run_jobs(_chunk, jobs, cfg.workers, cfg.chunk_timeout,
-                         on_done=(lambda i: bar.update(jobs[i][2])) if bar else None)
+                         on_done=(lambda i: bar.update(jobs[i][2])) if bar else None, backend=backend)
     finally:
         if bar:
             bar.close()

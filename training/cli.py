@@ -9,6 +9,7 @@ need (torch only for training and checkpoints) when they run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -110,18 +111,59 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _take_valued_options(words: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``words`` without ``--workers N`` and ``--ray-address A`` (or ``--option=value``), and their values."""
+    rest, values = [], {}
+    remaining = iter(words)
+    for word in remaining:
+        name, equals, value = word.partition("=")
+        if name not in ("--workers", "--ray-address"):
+            rest.append(word)
+            continue
+        value = value if equals else next(remaining, "")
+        if not value or value.startswith("-"):
+            raise ValueError(f"{name} needs a value")
+        values[name] = value
+    return rest, values
+
+
+def _check_workers(workers: int | None, ray_address: str | None) -> None:
+    """--workers (local processes) and --ray-address (the cluster's CPUs decide) exclude each other."""
+    if workers is not None and ray_address is not None:
+        raise ValueError("--workers sets the local worker processes; with --ray-address the cluster's CPUs set "
+                         "how many jobs run at once: give one or the other")
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+
+
+def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> list[str]:
+    """The config overrides of train's --workers (the bid rollouts' processes) and --ray-address."""
+    workers, address = args.workers, values.get("--ray-address", args.ray_address)
+    if "--workers" in values:
+        if not values["--workers"].isdigit():
+            raise ValueError(f"--workers needs a whole number, got {values['--workers']!r}")
+        workers = int(values["--workers"])
+    _check_workers(workers, address)
+    if workers is not None:
+        return [f"pretrain.bid_rollouts.workers={workers}"]
+    if address is not None:  # as a JSON string, which YAML reads as the very same string
+        return ["distributed.backend=ray", f"distributed.address={json.dumps(address)}"]
+    return []
+
+
 def _train(args: argparse.Namespace) -> int:
     """Train an agent by PPO self-play from a YAML config (training.ppo)."""
     from training.config import load_config  # torch is imported only by the commands that need it
     from training.ppo import train
 
     # The overrides take the rest of the line (argparse cannot mix a list of positionals with
-    # flags), so --resume / --overwrite written after them are picked out here.
-    flags = {a for a in args.overrides if a in ("--resume", "--overwrite")}
-    unknown = [a for a in args.overrides if a.startswith("-") and a not in flags]
+    # flags), so the options written after them are picked out here.
+    words, values = _take_valued_options(args.overrides)
+    flags = {a for a in words if a in ("--resume", "--overwrite")}
+    unknown = [a for a in words if a.startswith("-") and a not in flags]
     if unknown:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
-    overrides = [a for a in args.overrides if not a.startswith("-")]
+    overrides = [a for a in words if not a.startswith("-")] + _distributed_overrides(args, values)
     config = load_config(args.config, overrides)
     try:
         train(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
@@ -152,9 +194,8 @@ def _rules_from_args(args: argparse.Namespace) -> Any:
 
 def _evaluate(args: argparse.Namespace) -> int:
     """Duplicate match between two agents (training.evaluate); prints a table, optionally writes JSON."""
-    import json
-
     from agents.registry import agent_factory
+    from training.distributed import LOCAL, Backend
     from training.evaluate import duplicate_match
 
     rules = _rules_from_args(args)
@@ -162,12 +203,15 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.games < 0:
         raise ValueError(f"--games must be 0 or more, got {args.games}")
+    _check_workers(args.workers, args.ray_address)
+    backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
     json_path = _output_path(args.json, "--json") if args.json and args.json != "-" else None
     factory_a, factory_b = agent_factory(args.agent_a), agent_factory(args.agent_b)
     factory_a(rules, 0), factory_b(rules, 0)  # fail fast on a bad spec, before any deal is played
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    report = duplicate_match(rules, factory_a, factory_b, args.deals, seed=args.seed, games=args.games,
-                             progress=progress)
+    # The specs, not their factories, go to the workers: each builds its agents from the registry.
+    report = duplicate_match(rules, args.agent_a, args.agent_b, args.deals, seed=args.seed, games=args.games,
+                             progress=progress, workers=args.workers or 1, backend=backend)
     print(report.format_table())
     text = json.dumps(report.to_dict(), indent=2) + "\n"
     if args.json == "-":
@@ -218,6 +262,14 @@ def _add_rules_arguments(parser: argparse.ArgumentParser, presets: Sequence[str]
                         help="override a rule option, e.g. --option slam_bonus=false (repeatable)")
 
 
+def _add_distributed_arguments(parser: argparse.ArgumentParser, workers_help: str) -> None:
+    parser.add_argument("--workers", type=int, default=None, metavar="N", help=f"{workers_help}; the result does not "
+                        "depend on it")
+    parser.add_argument("--ray-address", metavar="ADDRESS", default=None,
+                        help="run the jobs as Ray tasks on this cluster (host:6379, auto or ray://host:10001; "
+                             "needs the ray extra): see docs/distributed.md")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The five-hundred argument parser, every subcommand with its function in ``func``."""
     from five_hundred_env.rules import PRESETS
@@ -238,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a config key, e.g. train.total_steps=2e6")
     train.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
     train.add_argument("--overwrite", action="store_true", help="start again, deleting only the files in its manifest.json")
+    _add_distributed_arguments(train, "the bid rollouts' worker processes (pretrain.bid_rollouts.workers)")
     train.set_defaults(func=_train)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")
@@ -253,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: when standard error is a terminal)")
+    _add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
     evaluate.set_defaults(func=_evaluate)
     play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
     _add_rules_arguments(play, presets)
@@ -285,13 +339,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run(argv: Sequence[str] | None) -> int:
     from agents.registry import AgentUnavailableError
+    from training.worker_pool import WorkerError
 
     args = build_parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.func
     try:
         return command(args)
     # ValueError covers training.config.ConfigError and agents.neural.CheckpointError too
-    except (ValueError, OSError, AgentUnavailableError) as e:
+    except (ValueError, OSError, AgentUnavailableError, WorkerError) as e:
         print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
         return 2
 

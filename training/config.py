@@ -15,6 +15,7 @@ A config has these sections (every key has a default, so a file only names what 
     evaluation: {interval: 2.5e5, deals: 200, final_deals: 1000, seed: 12345, opponents: [random, heuristic]}
     logging:  {dir: runs, run_name: null, csv: true, tensorboard: true, progress: true}
     checkpoint: {interval: 2.5e5, keep: 3}
+    distributed: {backend: local, address: null, max_retries: 2}   # or backend: ray (bid rollouts)
 
 :func:`load_config` reads a file with ``yaml.safe_load`` semantics (plus ``1e6``-style numbers,
 which plain YAML 1.1 reads as strings), applies command-line overrides ``key.sub=value`` (the
@@ -247,6 +248,22 @@ class CheckpointConfig(_Section):
         return folder
 
 
+class DistributedConfig(_Section):
+    """Where the bid rollouts' jobs run (``training.distributed``): worker processes of this
+    machine (``local``, as many as ``pretrain.bid_rollouts.workers``), or Ray tasks on a cluster."""
+
+    backend: Literal["local", "ray"] = "local"
+    address: str | None = Field(None, min_length=1, description="ray: the cluster (host:6379, auto or "
+                                                              "ray://host:10001); null: Ray on this machine")
+    max_retries: int = Field(2, ge=0, le=100, description="ray: times a job whose worker died is run again")
+
+    @model_validator(mode="after")
+    def _address_needs_ray(self) -> DistributedConfig:
+        if self.address is not None and self.backend != "ray":
+            raise ValueError(f"an address ({self.address!r}) needs backend: ray")
+        return self
+
+
 class Config(_Section):
     """A whole training run."""
 
@@ -263,6 +280,7 @@ class Config(_Section):
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    distributed: DistributedConfig = Field(default_factory=DistributedConfig)
 
     @field_validator("device")
     @classmethod

@@ -14,6 +14,11 @@ interval, each side's contracts by type (suit, no trumps, misère including open
 optionally whole games to 500 (A's win rate with a Wilson interval; the seats alternate between
 games of the same seed, so those are duplicated too).
 
+With ``workers`` above 1 or the Ray backend (:mod:`training.distributed`) the boards and games are
+split into ranges, each played in a worker with agents built there, and the results are tallied
+in board order as one process would: the report is exactly the same whatever the split (every
+play reseeds its agents, and every board and game has its own seed).
+
 Importing this module does not import torch: an agent that needs it imports it itself.
 """
 
@@ -23,19 +28,22 @@ import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from agents.base import Agent
 from agents.play import play_deal, play_game
 from five_hundred_env.actions import OPEN_MISERE
 from five_hundred_env.cards import card_to_str, mask_to_cards
-from five_hundred_env.engine import Deal, Game
+from five_hundred_env.engine import Deal
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
+from training.distributed import LOCAL, Backend
 
-AgentLike = Agent | Callable[[Rules, int | None], Agent]
-"""An agent instance (used in every seat it takes), or a factory ``f(rules, seed) -> Agent``."""
+AgentLike = Agent | Callable[[Rules, int | None], Agent] | str
+"""An agent instance (used in every seat it takes), a factory ``f(rules, seed) -> Agent``, or an
+agent spec of :func:`agents.registry.agent_factory` (a name or a checkpoint path)."""
 
 SIDES = ("A", "B")
 MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
@@ -281,7 +289,7 @@ class _Seats:
     def __init__(self, rules: Rules, spec_a: AgentLike, spec_b: AgentLike, seed: int) -> None:
         n = rules.num_players
         self.agents: dict[tuple[str, int], Agent] = {}
-        for label, spec in (("A", spec_a), ("B", spec_b)):
+        for label, spec in (("A", _factory(spec_a)), ("B", _factory(spec_b))):
             for seat in range(n):
                 if isinstance(spec, Agent):
                     self.agents[label, seat] = spec
@@ -322,7 +330,9 @@ def play_board(
     return results
 
 
-def _progress(iterable: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
+def _progress_bar(total: int, enabled: bool, desc: str, iterable: Iterable[Any] | None = None) -> Any:
+    """A tqdm bar over ``iterable`` (without one: a bar to update); without a bar (disabled, or
+    no tqdm), ``iterable`` itself."""
     if not enabled:
         return iterable
     try:
@@ -332,34 +342,98 @@ def _progress(iterable: Iterable[Any], total: int, enabled: bool, desc: str) -> 
     return tqdm(iterable, total=total, desc=desc, unit="deal" if desc == "deals" else "game")
 
 
+def _factory(spec: AgentLike) -> Agent | Callable[[Rules, int | None], Agent]:
+    """An agent spec's factory (from the registry); instances and factories as they are."""
+    if isinstance(spec, str):
+        from agents.registry import agent_factory
+
+        return agent_factory(spec)
+    return spec
+
+
 def _name(spec: AgentLike) -> str:
+    spec = _factory(spec)
     if isinstance(spec, Agent):
         return getattr(spec, "label", None) or spec.name
     return getattr(spec, "label", None) or getattr(spec, "name", None) or getattr(spec, "__name__", "agent")
 
 
 def duplicate_match(rules: Rules | str, agent_a: AgentLike, agent_b: AgentLike, deals: int, seed: int = 0, games: int = 0,
-                    progress: bool = False) -> EvaluationReport:
+                    progress: bool = False, workers: int = 1, backend: Backend = LOCAL) -> EvaluationReport:
     """Play ``agent_a`` against ``agent_b`` over ``deals`` duplicate boards (and ``games`` games to 500).
 
     ``rules`` is a preset name or a :class:`Rules`; each agent is an :class:`Agent` (shared by the
-    seats it takes; it must not keep per-seat state) or a factory ``f(rules, seed) -> Agent``.
-    Everything is reproducible from ``seed``. See the module docstring for the method.
+    seats it takes; it must not keep per-seat state), a factory ``f(rules, seed) -> Agent`` or a
+    spec (``"heuristic"``, a checkpoint path). With ``workers`` above 1 or the Ray ``backend`` the
+    match is split over workers (the agents must then be picklable: a spec, a class or a
+    module-level factory) with exactly the same report. Everything is reproducible from ``seed``.
+    See the module docstring for the method.
     """
     rules = make_rules(rules) if isinstance(rules, str) else rules
     if not isinstance(deals, int) or deals < 0:
         raise ValueError(f"deals must be a whole number >= 0, got {deals!r}")
     if not isinstance(games, int) or games < 0:
         raise ValueError(f"games must be a whole number >= 0, got {games!r}")
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     report = EvaluationReport(rules, _name(agent_a), _name(agent_b), deals, seed)
-    env = raw_env(rules=rules, episode="deal")
-    seats = _Seats(rules, agent_a, agent_b, seed)
-    for i, deal in _progress(enumerate(board_deals(rules, deals, seed)), deals, progress, "deals"):
-        results = play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats)
+    if workers == 1 and backend.kind == "local":
+        seats = _Seats(rules, agent_a, agent_b, seed)
+        boards = _progress_bar(deals, progress, "deals", board_results(rules, agent_a, agent_b, seed, 0, deals, seats))
+        played: Iterable[GameResult] = _progress_bar(games, progress, "games", game_results(
+            rules, agent_a, agent_b, seed, 0, games, seats)) if games else ()
+    else:
+        from training.evaluate_ranges import play_in_ranges  # it imports this module
+
+        bar = _progress_bar(deals + games, progress, "deals and games")
+        try:
+            boards, played = play_in_ranges(rules, agent_a, agent_b, seed, deals, games, workers, backend,
+                                            on_progress=bar.update if bar else None)
+        finally:
+            if bar:
+                bar.close()
+    for results in boards:
         _tally(report, results)
-    if games:
-        _play_games(report, rules, seats, games, seed, progress)
+    for game in played:
+        _tally_game(report, game)
     return report
+
+
+def board_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
+                  seats: _Seats | None = None) -> Iterator[list[PlayResult]]:
+    """The plays of boards ``start`` to ``stop`` (excluded) of the match of ``seed``, one list per
+    board, as :func:`duplicate_match` plays them (``seats``: the match's agents, else built here)."""
+    seats = seats or _Seats(rules, agent_a, agent_b, seed)
+    env = raw_env(rules=rules, episode="deal")
+    for i, deal in enumerate(islice(board_deals(rules, stop, seed), start, None), start):
+        yield play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats)
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """What the report counts of one game to 500: the seats' sides, its length, whether it ended
+    and who won (the winning sides)."""
+
+    layout: tuple[str, ...]
+    deals: int
+    finished: bool
+    winners: tuple[int, ...]
+
+
+def game_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
+                 seats: _Seats | None = None) -> Iterator[GameResult]:
+    """Games ``start`` to ``stop`` (excluded) to 500 of the match of ``seed``; the layouts of
+    :func:`seat_layouts` alternate over games of one seed."""
+    seats = seats or _Seats(rules, agent_a, agent_b, seed)
+    layouts = seat_layouts(rules)
+    if not rules.has_partners:
+        layouts = layouts[:rules.num_players]  # A alone against two copies of B, in each seat
+    env = raw_env(rules=rules, episode="game", max_deals=MAX_GAME_DEALS)
+    for g in range(start, stop):
+        layout = layouts[g % len(layouts)]
+        game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
+        game = play_game(env, seats.players(layout, game_seed), seed=game_seed)
+        yield GameResult(layout, len(game.deals), game.is_over, tuple(game.winners or ()))
 
 
 def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
@@ -393,29 +467,17 @@ def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
     report.board_diffs.append(sum(diffs) / len(diffs))
 
 
-def _play_games(report: EvaluationReport, rules: Rules, seats: _Seats, games: int, seed: int, progress: bool) -> None:
-    """Whole games to 500; the layouts of :func:`seat_layouts` alternate over games of one seed."""
-    layouts = seat_layouts(rules)
-    if not rules.has_partners:
-        layouts = layouts[:rules.num_players]  # A alone against two copies of B, in each seat
-    env = raw_env(rules=rules, episode="game", max_deals=MAX_GAME_DEALS)
-    for g in _progress(range(games), games, progress, "games"):
-        layout = layouts[g % len(layouts)]
-        game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
-        _tally_game(report, layout, play_game(env, seats.players(layout, game_seed), seed=game_seed))
-
-
-def _tally_game(report: EvaluationReport, layout: Sequence[str], game: Game) -> None:
+def _tally_game(report: EvaluationReport, game: GameResult) -> None:
     """Count one game to 500: a win for A's side (a tie for the win between lone players shared), or
     undecided (counted as an even share)."""
     rules = report.rules
     report.games += 1
-    report.game_deals += len(game.deals)
-    if not game.is_over:
+    report.game_deals += game.deals
+    if not game.finished:
         report.games_undecided += 1
         report.game_wins_a += 1 / rules.num_sides
         return
-    a_sides = {rules.side_of(s) for s, label in enumerate(layout) if label == "A"}
+    a_sides = {rules.side_of(s) for s, label in enumerate(game.layout) if label == "A"}
     if a_sides & set(game.winners):
         report.game_wins_a += 1.0 if rules.has_partners else 1.0 / len(game.winners)
 
@@ -423,9 +485,12 @@ def _tally_game(report: EvaluationReport, layout: Sequence[str], game: Game) -> 
 __all__ = [
     "BoardDeal",
     "EvaluationReport",
+    "GameResult",
     "PlayResult",
     "board_deals",
+    "board_results",
     "duplicate_match",
+    "game_results",
     "mean_ci95",
     "play_board",
     "seat_layouts",

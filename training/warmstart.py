@@ -105,13 +105,16 @@ def bid_rollouts(config: Config, rules: Rules, session: Session, run: RunFolder,
                  device: torch.device, log: Log) -> None:
     """Bids that beat the heuristic's, measured by rollouts on the same deals (a row per epoch)."""
     from training.bid_rollouts import improve_bidding, rollout_targets
+    from training.distributed import Backend
 
     br, st = config.pretrain.bid_rollouts, session.state
-    log(f"bid rollouts: every candidate bid of {br.deals} heuristic deals played out ({br.workers} workers)")
+    backend = Backend.from_config(config.distributed)
+    workers = f"{br.workers} workers" if backend.kind == "local" else backend.describe()
+    log(f"bid rollouts: every candidate bid of {br.deals} heuristic deals played out ({workers})")
     # Cached in the run's folder: a fresh run (--overwrite) with the same deals reuses them.
     cache = run.run_dir / "bid_rollouts.npz"
     run.manifest.add(cache, CACHE)
-    targets = rollout_targets(rules, br, st.rng, config.logging.progress, cache=cache)
+    targets = rollout_targets(rules, br, st.rng, config.logging.progress, cache=cache, backend=backend)
     log(f"bid rollouts: {len(targets['bid_x'])} bidding decisions, {len(targets['play_x'])} other decisions")
 
     def log_epoch(epoch: dict[str, float]) -> None:

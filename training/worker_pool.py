@@ -11,6 +11,7 @@ propagates. Results come back in job order, so they never depend on the number o
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import queue
 import signal
 import time
@@ -42,7 +43,10 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
     finishes, in any order. A job that runs more than ``timeout`` seconds, a worker that dies
     and a job that raises each raise :class:`WorkerError` naming it; ``KeyboardInterrupt``
     propagates after the workers are terminated. ``function`` must be a module-level function
-    (the workers import it) and the jobs and results picklable."""
+    (the workers import it) and the jobs and results picklable: one that is not is a
+    :class:`WorkerError` naming it, never a wait."""
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     if workers == 1 or len(jobs) <= 1:
         results = []
         for i, job in enumerate(jobs):
@@ -50,6 +54,7 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
             if on_done:
                 on_done(i)
         return results
+    _check_picklable(function, "the job function")
     todo, done = _CONTEXT.Queue(), _CONTEXT.Queue()
     procs = [_CONTEXT.Process(target=_serve, args=(function, todo, done), daemon=True)
              for _ in range(min(workers, len(jobs)))]
@@ -97,7 +102,7 @@ class _Run:
             elif kind == "failed":
                 raise WorkerError(f"job {index} failed in a worker: {payload}")
             else:
-                self.results[index] = payload
+                self.results[index] = pickle.loads(payload)
                 self.running.pop(index, None)
                 self._hand_out(1)
                 if on_done:
@@ -105,8 +110,10 @@ class _Run:
         return [self.results[i] for i in range(len(self.jobs))]
 
     def _hand_out(self, n: int) -> None:
-        for item in islice(self.feed, n):
-            self.todo.put(item)
+        # Pickled here, not in the queue's feeder thread, which would only print the error and
+        # drop the job, leaving the run to wait for it.
+        for index, job in islice(self.feed, n):
+            self.todo.put((index, _check_picklable(job, f"job {index}")))
 
     def _check(self) -> None:
         # Workers never stop on their own (they are terminated once every result is in): an exit is a death.
@@ -124,6 +131,14 @@ class _Run:
             raise WorkerError(f"no worker took a job within {STARTUP_S:g} s of starting")
 
 
+def _check_picklable(thing: Any, what: str) -> bytes:
+    """``thing`` pickled, or a :class:`WorkerError` saying that ``what`` cannot go to a worker."""
+    try:
+        return pickle.dumps(thing)
+    except Exception as e:  # PicklingError, TypeError or AttributeError, depending on the object
+        raise WorkerError(f"{what} cannot be sent to a worker process: {type(e).__name__}: {e}") from None
+
+
 @contextmanager
 def _sigint_held() -> Iterator[None]:
     """SIGINT held back (blocked, not lost) while workers start: they inherit the blocked
@@ -138,13 +153,13 @@ def _sigint_held() -> Iterator[None]:
 
 def _serve(function: Callable[[Any], Any], todo: Any, done: Any) -> None:
     """A worker: run jobs from ``todo`` and report on ``done`` (``took``, then ``done`` with
-    the result or ``failed`` with the error), until the parent terminates it."""
+    the pickled result or ``failed`` with the error), until the parent terminates it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it terminates us
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     while True:
         index, job = todo.get()
         done.put(("took", index, None))
-        try:
-            done.put(("done", index, function(job)))
+        try:  # the result is pickled here too, so that one that cannot be is reported, not dropped
+            done.put(("done", index, pickle.dumps(function(pickle.loads(job)))))
         except Exception as e:  # reported to the parent, which stops the run and names the job
             done.put(("failed", index, f"{type(e).__name__}: {e}"))

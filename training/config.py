@@ -63,7 +63,7 @@ class _Section(BaseModel):
 
 
 class RulesConfig(_Section):
-    """The rules preset and any rule options overridden on it (RULES.md §2)."""
+    """The rules preset and any rule options overridden on it (docs/rules.md §2)."""
 
     preset: Literal["australian", "italian_3p", "french_46"] = "australian"
     options: dict[str, Any] = Field(default_factory=dict)
@@ -361,7 +361,7 @@ _RULE_OPTION_TYPES = {name: kind for name, kind in typing.get_type_hints(Rules).
 
 def parse_rule_option(text: str) -> tuple[str, Any]:
     """One rule option from text, ``"NAME=VALUE"`` → ``(name, value)``, the value read by the
-    option's kind (RULES.md §2): a word for the named choices (``misere=none``), ``true``/``yes``/
+    option's kind (docs/rules.md §2): a word for the named choices (``misere=none``), ``true``/``yes``/
     ``on`` or ``false``/``no``/``off`` for switches (``slam_bonus=false``), a whole number for
     the numbers (``misere_value=300``), and ``none``/``off``/``null`` or a number for
     ``both_jokers_min_bid``. An unknown name or a value of the wrong kind raises

@@ -205,16 +205,26 @@ class SelfPlayCollector:
             self.start_deal(int(game))
         self.active[:] = True
         while self.active.any():
-            self.actions[:] = -1
-            learning = self.active & self.learner[self.games, engine.seat]
-            if learning.any():
-                self._learners_act(np.flatnonzero(learning), ro)
-            self._opponents_act(self.active & ~learning)
-            step = engine.step(self.actions)
-            ro.env_steps += int(np.count_nonzero(self.actions >= 0))
-            for game in np.flatnonzero(step.deal_done):
-                self._finish_deal(int(game), step.rewards[game], ro)
+            # The opponents move first, until every game waits for a learning seat: the
+            # policy's forward pass then has a row for every game still playing.
+            waiting = self.active & ~self.learner[self.games, engine.seat]
+            while waiting.any():
+                self.actions[:] = -1
+                self._opponents_act(waiting)
+                self._step(ro)
+                waiting = self.active & ~self.learner[self.games, engine.seat]
+            if self.active.any():
+                self.actions[:] = -1
+                self._learners_act(np.flatnonzero(self.active), ro)
+                self._step(ro)
         return ro
+
+    def _step(self, ro: Rollout) -> None:
+        """Play :attr:`actions` (-1: the game waits) and settle the deals that ended."""
+        step = self.engine.step(self.actions)
+        ro.env_steps += int(np.count_nonzero(self.actions >= 0))
+        for game in np.flatnonzero(step.deal_done):
+            self._finish_deal(int(game), step.rewards[game], ro)
 
     def _finish_deal(self, game: int, rewards: np.ndarray, ro: Rollout) -> None:
         """Credit every learning seat's last decision with its reward and end its chain; count

@@ -92,7 +92,7 @@ class TrainConfig(_Section):
 
     algorithm: Literal["ppo"] = "ppo"
     total_steps: int = Field(1_000_000, ge=0, le=MAX_STEPS, description="PPO learner steps (0: the warm starts alone)")
-    num_envs: int = Field(32, gt=0, le=1024, description="environments stepped together")
+    num_envs: int = Field(32, gt=0, le=1024, description="games of the batched engine stepped together")
     num_steps: int = Field(128, gt=0, le=4096, description="learner decisions per environment per rollout (whole deals)")
     learning_rate: float = Field(3e-4, gt=0, le=1)
     anneal_lr: bool = True
@@ -141,7 +141,7 @@ class NetworkConfig(_Section):
 
 
 class OpponentsConfig(_Section):
-    """Who the learner plays against: each new deal in each environment draws one of the kinds
+    """Who the learner plays against: each new deal in each game draws one of the kinds
     at these rates (they are normalised). ``self_play``: every seat is the current policy (all
     seats learn); ``snapshot``: the other side is a past copy of the policy from the pool;
     ``heuristic``/``random``: the other side is that baseline agent."""

@@ -203,3 +203,24 @@ def test_a_rollout_is_a_function_of_the_generator_and_the_weights():
     assert a.owner == b.owner and a.rewards == b.rewards and a.env_steps == b.env_steps
     for x, y in zip(a.obs + a.actions, b.obs + b.actions, strict=True):
         assert np.array_equal(x, y)
+
+
+def test_a_tiny_run_with_uniform_starting_scores_trains_end_to_end(tmp_path):
+    """The whole loop on the batched engine with every kind of opponent and scores drawn per deal."""
+    pytest.importorskip("agents.heuristic")
+    from training.ppo import train
+
+    config = config_from_dict({
+        "seed": 3, "torch_threads": 1, "env": {"starting_scores": "uniform"},
+        "train": {"total_steps": 1500, "num_envs": 4, "num_steps": 64, "update_epochs": 1, "num_minibatches": 2},
+        "network": {"hidden_sizes": [16]},
+        "opponents": {"self_play": 0.3, "snapshot": 0.3, "heuristic": 0.2, "random": 0.2,
+                      "snapshot_interval": 300, "pool_size": 2},
+        "evaluation": {"interval": 0, "final_deals": 0},
+        "logging": {"dir": str(tmp_path), "run_name": "scores", "tensorboard": False, "progress": False},
+        "checkpoint": {"interval": 1000},
+    })
+    result = train(config)
+    assert result.global_step >= 1500 and result.final_checkpoint.is_file()
+    saved = torch.load(tmp_path / "scores" / "checkpoints" / "latest.pt", weights_only=True)
+    assert len(saved["pool"]) == 2 and saved["config"]["env"]["starting_scores"] == "uniform"

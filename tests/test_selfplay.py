@@ -148,14 +148,16 @@ def test_set_scores_shows_at_once_keeps_the_deal_and_starts_the_next_deals():
     """§9 scores: set_scores changes what the acting seat sees now and the scores every later deal
     of a deal episode starts from; bad scores change nothing."""
     engine = BatchEngine("australian", 3, seed=4)
-    offset, _ = engine.encoder.layout["scores"]
+    offset, (sides,) = engine.encoder.layout["scores"]
+    scores = slice(offset, offset + sides)
     before = engine.obs.copy()
     engine.set_scores(1, [120, -340])
     assert engine.scores[1].tolist() == [120, -340] and engine.scores[0].tolist() == [0, 0]
-    seat = int(engine.seat[1])
-    own = seat % 2
-    assert engine.obs[1, offset:].tolist() == [[12, -34][own], [12, -34][1 - own]]
-    assert (engine.obs[1, :offset] == before[1, :offset]).all() and (engine.obs[[0, 2]] == before[[0, 2]]).all()
+    own = int(engine.seat[1]) % 2
+    assert engine.obs[1, scores].tolist() == [[12, -34][own], [12, -34][1 - own]]  # ÷ 10, own side first
+    engine.obs[1, scores] = 0
+    assert (engine.obs == before).all()  # nothing else changed, in any game
+    engine.set_scores(1, [120, -340])
     with pytest.raises(ValueError, match="end the game"):
         engine.set_scores(1, [-500, 0])
     assert engine.scores[1].tolist() == [120, -340]

@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("pydantic")
+pytest.importorskip("numba")  # the collector steps the batched engine
 
 import numpy as np  # noqa: E402
 

@@ -7,7 +7,7 @@ A config has these sections (every key has a default, so a file only names what 
     deterministic: true     # deterministic torch kernels: a resumed run equals an uninterrupted one
     torch_threads: 1        # intra-op threads for torch (0: torch's default)
     rules:    {preset: australian, options: {slam_bonus: false}}
-    env:      {reward: zero_sum, reward_scale: 100}
+    env:      {reward: zero_sum, reward_scale: 100, starting_scores: uniform}
     train:    {algorithm: ppo, total_steps: 2e6, num_envs: 32, num_steps: 128, learning_rate: 3e-4, ...}
     network:  {hidden_sizes: [256, 256], activation: relu, critic: central, advice: none}
     opponents: {self_play: 0.5, snapshot: 0.2, heuristic: 0.15, random: 0.15, snapshot_interval: 1e5, pool_size: 8}
@@ -82,6 +82,10 @@ class EnvConfig(_Section):
 
     reward: Literal["zero_sum", "score"] = "zero_sum"
     reward_scale: float = Field(100.0, gt=0, le=1e6)
+    starting_scores: Literal["zero", "uniform"] = Field(
+        "zero", description="the scores each training deal starts from: 'zero', or 'uniform': each side's "
+                            "score drawn on a grid of 10 strictly between losing_score and target (§9), so "
+                            "that the policy sees the whole range of the game; the reward stays the deal's result")
 
 
 class TrainConfig(_Section):
@@ -89,7 +93,7 @@ class TrainConfig(_Section):
 
     algorithm: Literal["ppo"] = "ppo"
     total_steps: int = Field(1_000_000, ge=0, le=MAX_STEPS, description="PPO learner steps (0: the warm starts alone)")
-    num_envs: int = Field(32, gt=0, le=1024, description="environments stepped together")
+    num_envs: int = Field(32, gt=0, le=1024, description="games of the batched engine stepped together")
     num_steps: int = Field(128, gt=0, le=4096, description="learner decisions per environment per rollout (whole deals)")
     learning_rate: float = Field(3e-4, gt=0, le=1)
     anneal_lr: bool = True
@@ -138,7 +142,7 @@ class NetworkConfig(_Section):
 
 
 class OpponentsConfig(_Section):
-    """Who the learner plays against: each new deal in each environment draws one of the kinds
+    """Who the learner plays against: each new deal in each game draws one of the kinds
     at these rates (they are normalised). ``self_play``: every seat is the current policy (all
     seats learn); ``snapshot``: the other side is a past copy of the policy from the pool;
     ``heuristic``/``random``: the other side is that baseline agent."""

@@ -2,8 +2,8 @@
 
 ``five-hundred train CONFIG.yaml [key.sub=value ...] [--resume]`` runs :func:`train`. Every
 hyper-parameter comes from the config (:mod:`training.config`). The rollouts come from
-:class:`training.selfplay.SelfPlayCollector` (whole deals, several environments, an opponent
-pool); the run's folder, checkpoints and resume from :mod:`training.runs`; its log rows from
+:class:`training.selfplay.SelfPlayCollector` (whole deals, the games of one batched engine, an
+opponent pool); the run's folder, checkpoints and resume from :mod:`training.runs`; its log rows from
 :class:`training.runlog.RunLog`.
 
 Rewards and advantages per seat

@@ -1,19 +1,24 @@
-"""Self-play rollouts for PPO: tables of environments, who sits at them, the snapshot pool.
+"""Self-play rollouts for PPO: the batched engine, who sits at each game, the snapshot pool.
 
-``train.num_envs`` AEC environments (``five_hundred_env.env(episode="deal")``) are stepped
-together by :class:`SelfPlayCollector`. At the start of each deal, each environment draws who
-sits at it (``opponents``): the current policy in every seat (*self-play*: every seat learns),
-or one learning side against a past snapshot of the policy (:class:`SnapshotPool`), the
-heuristic or the random agent. One shared policy plays every learning seat; all the learning
-seats waiting for a decision are evaluated in one batch. A rollout ends once it holds
-``num_envs × num_steps`` learner decisions *and every deal in it is finished* (environments that
-reach the quota start no new deal). Rollouts are therefore made of whole deals: no value is
-ever bootstrapped across a rollout boundary, and a checkpoint taken between rollouts captures
-the whole state.
+``train.num_envs`` games of one :class:`five_hundred_env.vector.BatchEngine` (``episode="deal"``)
+are stepped together by :class:`SelfPlayCollector`, one decision per game per step. At the start
+of each deal, each game draws who sits at it (``opponents``): the current policy in every seat
+(*self-play*: every seat learns), or one learning side against a past snapshot of the policy
+(:class:`SnapshotPool`), the heuristic or the random agent. One shared policy plays every
+learning seat: all the games whose acting seat learns are evaluated in one batch; each snapshot
+in use plays its games in one batch, the heuristic reads each of its games' observation (the
+engine's observations are the AEC environment's, byte for byte) and the random agent's moves are
+drawn inside the engine. A rollout ends once it holds ``num_envs × num_steps`` learner decisions
+*and every deal in it is finished* (games that reach the quota start no new deal and are left
+as they are). Rollouts are therefore made of whole deals: no value is ever bootstrapped across a
+rollout boundary, and a checkpoint taken between rollouts captures the whole state (every
+rollout reseeds the engine from the trainer's generator).
 
-Each learning seat keeps its own chain of decisions in a deal. A reward is credited to the
-seat's latest decision when ``env.last()`` shows it to that seat (the environment credits every
-seat with its side's result when the deal ends); the last decision of a seat is terminal.
+Each learning seat keeps its own chain of decisions in a deal. When a deal ends, every learning
+seat's last decision gets the seat's reward (its side's result, as the environment gives it)
+and is terminal. With ``env.starting_scores: uniform`` each deal starts from scores drawn over
+the game's range (:func:`draw_starting_scores`), which the observation shows; the reward is
+still the deal's result.
 """
 
 from __future__ import annotations
@@ -21,23 +26,23 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
 
-import five_hundred_env
-from agents.base import Agent
-from agents.neural import ActorCritic, hidden_cards, make_adviser, policy_input
+from agents.neural import ActorCritic, HeuristicAdviser, make_adviser
 from agents.registry import make_agent
 from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_value
-from five_hundred_env.engine import Deal
+from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.rules import Rules
+from five_hundred_env.vector import BatchEngine
 from training.config import Config
 
 OPPONENT_KINDS = ("self_play", "snapshot", "heuristic", "random")
+SELF_PLAY, SNAPSHOT, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))
 
-Observation = dict[str, np.ndarray]
+SCORE_GRID = 10
+"""Starting scores are drawn on multiples of this (the scores of §8 move in tens)."""
 
 
 class SnapshotPool:
@@ -61,21 +66,6 @@ class SnapshotPool:
 
 
 @dataclass
-class Table:
-    """An environment, who plays each seat in the current deal, and each learning seat's latest
-    decision in the rollout buffer (-1: none yet this deal)."""
-
-    env: Any
-    kind: str = "self_play"
-    learner: list[bool] = field(default_factory=list)
-    snapshot: int = -1
-    baselines: dict[str, Agent] = field(default_factory=dict)
-    last_index: list[int] = field(default_factory=list)
-    deal: Deal | None = None
-    active: bool = True
-
-
-@dataclass
 class Rollout:
     """Learner decisions in the order they were taken; ``next_index[i]`` is the same seat's next
     decision in the same deal (-1 if ``i`` was the seat's last one, then ``done[i]``)."""
@@ -90,7 +80,7 @@ class Rollout:
     done: list[bool] = field(default_factory=list)
     next_index: list[int] = field(default_factory=list)
     owner: list[tuple[int, int]] = field(default_factory=list)
-    """(environment, seat) of each decision: for checks and debugging."""
+    """(game, seat) of each decision: for checks and debugging."""
     env_steps: int = 0
     deals: int = 0
     stats: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
@@ -99,20 +89,22 @@ class Rollout:
         return len(self.rewards)
 
 
-def deal_stats(deal: Deal, learner_sides: set[int], reward_points: dict[int, float], kind: str,
+def deal_stats(rules: Rules, summary: np.ndarray, side_points: np.ndarray, learner_sides: set[int], kind: str,
                stats: dict[str, list[float]]) -> None:
-    """Bid statistics and returns of a finished deal, from the learning sides' point of view."""
-    rules = deal.rules
-    stats["thrown_in"].append(float(deal.thrown_in))
+    """Bid statistics and returns of a finished deal, from the learning sides' point of view.
+    ``summary`` is the engine's ``last_deal`` row (contract, contractor, made), ``side_points``
+    each side's zero-sum result in points."""
+    contract, contractor, made = (int(x) for x in summary[:3])
+    thrown_in = contractor < 0
+    stats["thrown_in"].append(float(thrown_in))
     for side in learner_sides:
         if kind != "self_play":  # in self-play both sides learn: the mean return is 0 by symmetry
-            stats[f"return_vs_{kind}"].append(reward_points[side])
-        stats["return_learner"].append(reward_points[side])
-        ours = not deal.thrown_in and deal.contractor >= 0 and rules.side_of(deal.contractor) == side
+            stats[f"return_vs_{kind}"].append(float(side_points[side]))
+        stats["return_learner"].append(float(side_points[side]))
+        ours = not thrown_in and rules.side_of(contractor) == side
         stats["bid_won"].append(float(ours))
         if ours:
-            contract = deal.contract
-            stats["made"].append(float(deal.contract_made()))
+            stats["made"].append(float(made))
             misere = contract in (MISERE, OPEN_MISERE)
             stats["misere"].append(float(misere))
             stats["nt"].append(float(not misere and bid_strain(contract) == NT))
@@ -120,143 +112,190 @@ def deal_stats(deal: Deal, learner_sides: set[int], reward_points: dict[int, flo
             stats["contract_value"].append(float(bid_value(contract, rules.misere_value)))
 
 
+def zero_sum_points(score_change: np.ndarray, num_sides: int) -> np.ndarray:
+    """Each side's ``Deal.zero_sum_result``: its score change minus the mean of the others'."""
+    change = score_change[:num_sides].astype(np.float64)
+    return change - (change.sum() - change) / (num_sides - 1)
+
+
+def draw_starting_scores(rules: Rules, rng: np.random.Generator) -> list[int]:
+    """Each side's starting score, uniform on the multiples of :data:`SCORE_GRID` strictly
+    between ``losing_score`` and ``target`` (§9: none ends the game at once)."""
+    low = rules.losing_score // SCORE_GRID + 1
+    high = -(-rules.target // SCORE_GRID)  # the first multiple at or above the target, excluded
+    return (rng.integers(low, high, size=rules.num_sides) * SCORE_GRID).tolist()
+
+
+def central_rows(state: np.ndarray, seats: np.ndarray, num_players: int) -> np.ndarray:
+    """:func:`agents.neural.central_features` of many rows of ``BatchEngine.state()`` at once:
+    every hand in relative seat order (``seats[i]`` first), then the kitty and the discards."""
+    rows = len(state)
+    hands = state[:, :num_players * NUM_CARDS].reshape(rows, num_players, NUM_CARDS)
+    order = (seats[:, None] + np.arange(num_players)) % num_players
+    rolled = hands[np.arange(rows)[:, None], order].reshape(rows, -1)
+    return np.concatenate([rolled, state[:, num_players * NUM_CARDS:(num_players + 2) * NUM_CARDS]], axis=1)
+
+
+def policy_inputs(obs: np.ndarray, masks: np.ndarray, adviser: HeuristicAdviser | None) -> np.ndarray:
+    """:func:`agents.neural.policy_input` of many rows: the observations, followed by the
+    adviser's one-hot of each row when the network takes advice."""
+    if adviser is None:
+        return obs
+    advice = [adviser({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
+    return np.concatenate([obs, np.stack(advice)], axis=1)
+
+
 class SelfPlayCollector:
-    """Steps ``num_envs`` environments together and gathers the learning seats' decisions.
+    """Steps ``num_envs`` games of a :class:`BatchEngine` together and gathers the learning
+    seats' decisions.
 
     ``pool_models`` is the snapshot pool's networks (shared with the trainer, which adds to it);
-    ``rng`` is the trainer's generator: it draws every deal, every seating and every baseline's
-    seed, so a rollout is reproducible from the generator's state alone."""
+    ``rng`` is the trainer's generator: it draws every rollout's engine seed, every seating,
+    every starting score and the heuristic's seed, so a rollout is reproducible from the
+    generator's state alone."""
 
     def __init__(self, rules: Rules, config: Config, model: ActorCritic, pool_models: list[ActorCritic],
                  rng: np.random.Generator, device: torch.device) -> None:
         self.rules, self.model, self.pool_models, self.rng, self.device = rules, model, pool_models, rng, device
         self.target = config.train.num_envs * config.train.num_steps
         self.central = config.network.critic == "central"
+        self.uniform_scores = config.env.starting_scores == "uniform"
         self.adviser = make_adviser(config.network.advice, rules)  # snapshots share the network's spec
         rates = config.opponents.rates()
-        self.kinds = [k for k in OPPONENT_KINDS if rates[k] > 0]
-        self.kind_p = np.array([rates[k] for k in self.kinds])
-        self.tables = [Table(env=five_hundred_env.env(rules=rules, episode="deal", reward=config.env.reward,
-                                                      reward_scale=config.env.reward_scale))
-                       for _ in range(config.train.num_envs)]
+        self.kinds = [OPPONENT_KINDS.index(k) for k in OPPONENT_KINDS if rates[k] > 0]
+        self.kind_p = np.array([rates[OPPONENT_KINDS[k]] for k in self.kinds])
+        self.heuristic = make_agent("heuristic", rules) if HEURISTIC in self.kinds else None
+        self.engine = BatchEngine(rules, config.train.num_envs, episode="deal", reward=config.env.reward,
+                                  reward_scale=config.env.reward_scale, seed=0)
+        games, n = config.train.num_envs, rules.num_players
+        self.games = np.arange(games)
+        self.kind = np.zeros(games, dtype=np.int64)
+        """Who sits at each game in its current deal (an index of :data:`OPPONENT_KINDS`)."""
+        self.learner = np.zeros((games, n), dtype=bool)
+        self.snapshot = np.full(games, -1, dtype=np.int64)
+        self.last_index = np.full((games, n), -1, dtype=np.int64)
+        """Each learning seat's latest decision in the rollout (-1: none yet this deal)."""
+        self.active = np.zeros(games, dtype=bool)
+        self.actions = np.full(games, -1, dtype=np.int64)
+        self.random_actions = np.zeros(games, dtype=np.int64)
+        self.side_of_seat = np.array([rules.side_of(s) for s in range(n)])
 
-    def start_deal(self, t: Table) -> None:
-        """A new deal at table ``t``: draw who sits where, then shuffle."""
+    def start_deal(self, game: int) -> None:
+        """Who sits where in ``game``'s new deal (already dealt by the engine), and its scores."""
         rules, rng = self.rules, self.rng
         kind = self.kinds[int(rng.choice(len(self.kinds), p=self.kind_p))]
-        if kind == "snapshot" and not self.pool_models:
-            kind = "self_play"  # no snapshot yet: the current policy plays itself
-        t.kind = kind
+        if kind == SNAPSHOT and not self.pool_models:
+            kind = SELF_PLAY  # no snapshot yet: the current policy plays itself
+        self.kind[game] = kind
         learning_side = int(rng.integers(rules.num_sides))
-        t.learner = [kind == "self_play" or rules.side_of(s) == learning_side for s in range(rules.num_players)]
-        t.snapshot = int(rng.integers(len(self.pool_models))) if kind == "snapshot" else -1
-        if kind in ("heuristic", "random"):
-            if kind not in t.baselines:
-                t.baselines[kind] = make_agent(kind, rules)
-            t.baselines[kind].seed(int(rng.integers(2**31)))
-        t.env.reset(seed=int(rng.integers(2**31)))
-        t.deal = t.env.unwrapped.deal
-        t.last_index = [-1] * rules.num_players
-        t.active = True
+        self.learner[game] = (self.side_of_seat == learning_side) | (kind == SELF_PLAY)
+        self.snapshot[game] = int(rng.integers(len(self.pool_models))) if kind == SNAPSHOT else -1
+        self.last_index[game] = -1
+        if self.uniform_scores:
+            self.engine.set_scores(game, draw_starting_scores(rules, rng))
 
     def collect(self) -> Rollout:
         """One rollout: at least ``num_envs × num_steps`` learner decisions, in whole deals."""
         ro = Rollout()
-        for t in self.tables:
-            self.start_deal(t)
-        while True:
-            learners: list[tuple[int, int, Observation]] = []
-            snapshots: dict[int, list[tuple[Table, Observation]]] = defaultdict(list)
-            for ti, t in enumerate(self.tables):
-                waiting = self._advance(t, ro)
-                if waiting is None:
-                    continue
-                seat, obs = waiting
-                if t.learner[seat]:
-                    learners.append((ti, seat, obs))
-                else:
-                    snapshots[t.snapshot].append((t, obs))
-            if not learners and not snapshots:
-                return ro
-            if learners:
-                self._learners_act(learners, ro)
-            for snap, group in sorted(snapshots.items()):  # past policies: one pass per snapshot in use
-                self._snapshot_acts(snap, group, ro)
+        engine = self.engine
+        engine.reset(seed=int(self.rng.integers(2**31)))
+        if self.heuristic is not None:
+            self.heuristic.seed(int(self.rng.integers(2**31)))
+        for game in self.games:
+            self.start_deal(int(game))
+        self.active[:] = True
+        while self.active.any():
+            # The opponents move first, until every game waits for a learning seat: the
+            # policy's forward pass then has a row for every game still playing.
+            waiting = self.active & ~self.learner[self.games, engine.seat]
+            while waiting.any():
+                self.actions[:] = -1
+                self._opponents_act(waiting)
+                self._step(ro)
+                waiting = self.active & ~self.learner[self.games, engine.seat]
+            if self.active.any():
+                self.actions[:] = -1
+                self._learners_act(np.flatnonzero(self.active), ro)
+                self._step(ro)
+        return ro
 
-    def _advance(self, t: Table, ro: Rollout) -> tuple[int, Observation] | None:
-        """Step table ``t`` to its next decision that needs a network (the seat and its
-        observation), or ``None`` once its share of the rollout is done. Baselines play at once;
-        seats whose deal is over see their result and step None."""
-        env = t.env
-        while t.active:
-            seat = int(env.agent_selection.rsplit("_", 1)[1])
-            obs, reward, terminated, truncated, _ = env.last()
-            idx = t.last_index[seat]
-            if t.learner[seat] and idx >= 0:
-                ro.rewards[idx] += float(reward)  # the reward since this seat last acted
-            if terminated or truncated:
-                if t.learner[seat] and idx >= 0:
-                    ro.done[idx] = True
-                env.step(None)
-                if not env.agents:  # every seat has seen the deal's result
-                    self._finish_deal(t, ro)
-                continue
-            if t.learner[seat] or t.kind == "snapshot":
-                return seat, obs
-            env.step(t.baselines[t.kind].act(obs))
-            ro.env_steps += 1
-        return None
+    def _step(self, ro: Rollout) -> None:
+        """Play :attr:`actions` (-1: the game waits) and settle the deals that ended."""
+        step = self.engine.step(self.actions)
+        ro.env_steps += int(np.count_nonzero(self.actions >= 0))
+        for game in np.flatnonzero(step.deal_done):
+            self._finish_deal(int(game), step.rewards[game], ro)
 
-    def _finish_deal(self, t: Table, ro: Rollout) -> None:
-        """Count a finished deal, then start the next one unless the rollout is full."""
-        rules = self.rules
-        assert t.deal is not None
+    def _finish_deal(self, game: int, rewards: np.ndarray, ro: Rollout) -> None:
+        """Credit every learning seat's last decision with its reward and end its chain; count
+        the deal; start the game's next deal unless the rollout is full."""
         ro.deals += 1
-        sides = {rules.side_of(s) for s in range(rules.num_players) if t.learner[s]}
-        deal_stats(t.deal, sides, {side: t.deal.zero_sum_result(side) for side in sides}, t.kind, ro.stats)
+        for seat in np.flatnonzero(self.learner[game]):
+            idx = int(self.last_index[game, seat])
+            if idx >= 0:
+                ro.rewards[idx] += float(rewards[seat])
+                ro.done[idx] = True
+        rules, engine = self.rules, self.engine
+        sides = {int(self.side_of_seat[s]) for s in np.flatnonzero(self.learner[game])}
+        deal_stats(rules, engine.last_deal[game], zero_sum_points(engine.score_change[game], rules.num_sides),
+                   sides, OPPONENT_KINDS[self.kind[game]], ro.stats)
         if len(ro) >= self.target:
-            t.active = False  # this environment's share is done
+            self.active[game] = False  # this game's share is done
         else:
-            self.start_deal(t)
+            self.start_deal(game)
 
-    def _learners_act(self, learners: list[tuple[int, int, Observation]], ro: Rollout) -> None:
-        """The learning seats: one batched forward pass of the current policy, stored in ``ro``."""
-        device = self.device
-        obs_b = np.stack([policy_input(o, self.adviser) for _, _, o in learners])
-        mask_b = np.stack([o["action_mask"] for _, _, o in learners]).astype(bool)
-        extra_b = (np.stack([hidden_cards(self.tables[ti].env.unwrapped.deal, s) for ti, s, _ in learners])
-                   if self.central else np.zeros((len(learners), 0), dtype=np.int8))
+    def _learners_act(self, games: np.ndarray, ro: Rollout) -> None:
+        """The learning seats of ``games``: one batched forward pass of the current policy,
+        stored in ``ro``; each seat's decision is linked to its previous one in the deal."""
+        engine, device = self.engine, self.device
+        seats = engine.seat[games]
+        mask = engine.masks[games].astype(bool)
+        obs = policy_inputs(engine.obs[games], engine.masks[games], self.adviser)
+        extra = (central_rows(engine.state()[games], seats, self.rules.num_players) if self.central
+                 else np.zeros((len(games), 0), dtype=np.int8))
         with torch.no_grad():
-            a, logp, v = self.model.act(torch.from_numpy(obs_b).to(device), torch.from_numpy(mask_b).to(device),
-                                        torch.from_numpy(extra_b).to(device) if self.central else None)
+            a, logp, v = self.model.act(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device),
+                                        torch.from_numpy(extra).to(device) if self.central else None)
         a_np = a.cpu().numpy()
-        base = len(ro)
-        ro.obs.append(obs_b)
-        ro.masks.append(mask_b)
-        ro.extras.append(extra_b)
+        base, k = len(ro), len(games)
+        ro.obs.append(obs)
+        ro.masks.append(mask)
+        ro.extras.append(extra)
         ro.actions.append(a_np)
         ro.logprobs.append(logp.cpu().numpy())
         ro.values.append(v.cpu().numpy())
-        for k, (ti, seat, _) in enumerate(learners):
-            t, idx = self.tables[ti], base + k
-            ro.rewards.append(0.0)
-            ro.done.append(False)
-            ro.next_index.append(-1)
-            ro.owner.append((ti, seat))
-            if t.last_index[seat] >= 0:
-                ro.next_index[t.last_index[seat]] = idx  # this seat's own chain of decisions
-            t.last_index[seat] = idx
-            t.env.step(int(a_np[k]))
-        ro.env_steps += len(learners)
+        ro.rewards.extend([0.0] * k)
+        ro.done.extend([False] * k)
+        ro.next_index.extend([-1] * k)
+        ro.owner.extend(zip(games.tolist(), seats.tolist(), strict=True))
+        index = np.arange(base, base + k)
+        previous = self.last_index[games, seats]
+        for prev, idx in zip(previous[previous >= 0].tolist(), index[previous >= 0].tolist(), strict=True):
+            ro.next_index[prev] = idx  # this seat's own chain of decisions
+        self.last_index[games, seats] = index
+        self.actions[games] = a_np
 
-    def _snapshot_acts(self, snap: int, group: list[tuple[Table, Observation]], ro: Rollout) -> None:
-        """The seats of past policy ``snap``: one batched pass, actions sampled."""
-        device = self.device
-        obs_t = torch.from_numpy(np.stack([policy_input(o, self.adviser) for _, o in group])).to(device)
-        mask_t = torch.from_numpy(np.stack([o["action_mask"] for _, o in group]).astype(bool)).to(device)
+    def _opponents_act(self, waiting: np.ndarray) -> None:
+        """The actions of the non-learning seats to act in the ``waiting`` games: each snapshot
+        in use in one batched pass (actions sampled), the heuristic game by game, the random
+        agent inside the engine."""
+        engine, kind = self.engine, self.kind
+        for snap in np.unique(self.snapshot[waiting & (kind == SNAPSHOT)]).tolist():
+            self._snapshot_acts(snap, np.flatnonzero(waiting & (self.snapshot == snap)))
+        if self.heuristic is not None:
+            for game in np.flatnonzero(waiting & (kind == HEURISTIC)).tolist():
+                self.actions[game] = self.heuristic.act({"observation": engine.obs[game],
+                                                         "action_mask": engine.masks[game]})
+        random_games = waiting & (kind == RANDOM)
+        if random_games.any():
+            engine.sample_actions(self.random_actions)
+            self.actions[random_games] = self.random_actions[random_games]
+
+    def _snapshot_acts(self, snap: int, games: np.ndarray) -> None:
+        """The seats of past policy ``snap`` in ``games``: one batched pass, actions sampled."""
+        engine, device = self.engine, self.device
+        obs = torch.from_numpy(policy_inputs(engine.obs[games], engine.masks[games], self.adviser)).to(device)
+        mask = torch.from_numpy(engine.masks[games].astype(bool)).to(device)
         with torch.no_grad():
-            logits = self.pool_models[snap].masked_logits(obs_t, mask_t)
-            acts = torch.distributions.Categorical(logits=logits).sample().cpu().numpy()
-        for (t, _), act in zip(group, acts, strict=True):
-            t.env.step(int(act))
-        ro.env_steps += len(group)
+            logits = self.pool_models[snap].masked_logits(obs, mask)
+            self.actions[games] = torch.distributions.Categorical(logits=logits).sample().cpu().numpy()

@@ -54,6 +54,13 @@ def output_buffer(out: np.ndarray | None, shape: tuple[int, ...], dtype: type, n
     return out
 
 
+def _write_scores(row: np.ndarray, sides: list[int]) -> None:
+    """A game's scores per side, now and at the start of its episodes, into its state row."""
+    row[F_SCORES:F_SCORES + MAX_SEATS] = 0
+    row[F_SCORES:F_SCORES + len(sides)] = sides
+    row[F_START_SCORES:F_START_SCORES + MAX_SEATS] = row[F_SCORES:F_SCORES + MAX_SEATS]
+
+
 class VectorStep(NamedTuple):
     """What one batched step gives (views of the engine's buffers, overwritten by the next step).
 
@@ -196,10 +203,17 @@ class BatchEngine:
         row[F_DEALT:F_DEALT + len(hand_masks)] = hand_masks
         row[F_KITTY] = kitty_mask
         if sides is not None:
-            row[F_SCORES:F_SCORES + MAX_SEATS] = 0
-            row[F_SCORES:F_SCORES + len(sides)] = sides
-            row[F_START_SCORES:F_START_SCORES + MAX_SEATS] = row[F_SCORES:F_SCORES + MAX_SEATS]
+            _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, dealer)
+        self._refresh(np.array([game]))
+
+    def set_scores(self, game: int, scores: Sequence[int]) -> None:
+        """Set game ``game``'s scores (per seat or per side) and the scores its episodes start
+        from, keeping its current deal: the acting seat's observation shows them at once (a
+        trainer draws each deal's starting scores this way). Scores that would end the game at
+        once (§9) raise ``ValueError`` and change nothing."""
+        self._check_game(game)
+        _write_scores(self._state[game], check_scores(self.rules, scores))
         self._refresh(np.array([game]))
 
     # -- stepping -----------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ class ActorCritic(nn.Module):
         num_sides: int = 2,
         advice: str = "none",
         advice_weight: float = ADVICE_WEIGHT,
+        scores_at: int | None = None,
     ) -> None:
         super().__init__()
         if advice not in ADVICE_KINDS:
@@ -109,13 +110,15 @@ class ActorCritic(nn.Module):
         # Plain Python values only: the spec goes into checkpoints read with weights_only=True.
         self._spec = dict(obs_size=int(obs_size), num_actions=int(num_actions), hidden_sizes=[int(h) for h in hidden_sizes],
                           activation=str(activation), critic_extra=int(critic_extra), num_sides=int(num_sides),
-                          advice=str(advice), advice_weight=float(advice_weight))
+                          advice=str(advice), advice_weight=float(advice_weight),
+                          scores_at=None if scores_at is None else int(scores_at))
         self.advice = advice
         self.num_actions = num_actions
         # The input: the observation, then (with advice) the advised action's one-hot.
         in_size = obs_size + (num_actions if advice != "none" else 0)
         scale = torch.ones(in_size)
-        scale[obs_size - num_sides:obs_size] = SCORE_SCALE  # the scores slice ends the observation (observation.py)
+        if scores_at is not None:  # the offset of the observation's scores slice (its layout, observation.py)
+            scale[scores_at:scores_at + num_sides] = SCORE_SCALE
         self.register_buffer("input_scale", scale)
         self.actor = _mlp([in_size, *hidden_sizes], activation, num_actions, 0.01)
         self.critic = _mlp([in_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
@@ -321,6 +324,10 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
         problems.append(f"advice must be one of {ADVICE_KINDS}")
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
         problems.append("advice_weight must be a finite number")
+    at = spec["scores_at"]
+    if at is not None and not (_whole(at, 0) and _whole(spec["obs_size"], 1) and _whole(spec["num_sides"], 1)
+                               and at + spec["num_sides"] <= spec["obs_size"]):
+        problems.append("scores_at must be none or the offset of the scores inside the observation")
     if problems:
         raise CheckpointError(f"{path}: model_spec is malformed: {'; '.join(problems)}")
     count = parameter_count(spec)
@@ -330,7 +337,7 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
 
 
 _SPEC_MINIMA = {"obs_size": 1, "num_actions": 1, "critic_extra": 0, "num_sides": 1}
-_SPEC_KEYS = {*_SPEC_MINIMA, "hidden_sizes", "activation", "advice", "advice_weight"}
+_SPEC_KEYS = {*_SPEC_MINIMA, "hidden_sizes", "activation", "advice", "advice_weight", "scores_at"}
 
 
 def parameter_count(spec: dict[str, Any]) -> int:

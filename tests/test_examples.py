@@ -21,6 +21,11 @@ def _load(name: str):
 
 def test_sb3_example_trains_and_evaluates_the_model_as_an_agent(capsys) -> None:
     pytest.importorskip("sb3_contrib")
-    mean = _load("sb3_maskable_ppo").main(["--steps", "256", "--deals", "4"])
+    from agents.registry import unregister_agent
+
+    try:
+        mean = _load("sb3_maskable_ppo").main(["--steps", "256", "--deals", "4"])
+    finally:
+        unregister_agent("my_ppo")  # the example registers its model: leave the registry as it was
     assert math.isfinite(mean)
     assert "my_ppo (A) vs heuristic (B)" in capsys.readouterr().out

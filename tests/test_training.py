@@ -116,6 +116,11 @@ def test_tiny_training_run_end_to_end(tmp_path):
     import five_hundred_env
 
     env = five_hundred_env.env(rules="australian")
+    # the network scales exactly the observation's scores slice, wherever the layout puts it
+    at = env.unwrapped.encoder.layout["scores"][0]
+    scale = agent.model.input_scale
+    assert agent.model.spec()["scores_at"] == at and bool((scale[at:at + 2] < 1).all())
+    assert int((scale < 1).sum()) == 2
     env.reset(seed=1)
     for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()

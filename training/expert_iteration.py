@@ -376,7 +376,18 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
     """Iteration ``iteration`` (1-based): generate, fit, evaluate; returns its ``progress.csv`` row."""
     started = time.time()
     seeds = _seeds(config, iteration, len(chunk_sizes(config.generation.deals, config.generation.chunk_deals)) + 1)
-    data = generate(_jobs(config, rules, model, seeds[1:]), config.generation.workers, config.generation.chunk_timeout)
+    jobs = _jobs(config, rules, model, seeds[1:])
+    bar = None
+    if config.logging.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.generation.deals, unit="deal", desc=f"iteration {iteration}", dynamic_ncols=True)
+    try:
+        data = generate(jobs, config.generation.workers, config.generation.chunk_timeout,
+                        on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None)
+    finally:
+        if bar:
+            bar.close()
     generated = time.time()
     stats = target_stats(data)
     counts = ", ".join(f"{int(stats[kind + '_targets'])} {kind}" for kind in DECISION_KINDS)

@@ -162,3 +162,17 @@ def test_config_errors_name_the_key_and_the_override(tmp_path: Path):
     config = load_exit_config(TINY, ["iterations=5"])
     assert config.iterations == 5 and config.logging.run_name == "exit_tiny"
     assert build_model(config, RULES).spec()["critic_extra"] > 0
+
+
+def test_on_a_tie_the_best_candidate_is_the_policys_own_choice():
+    """No candidate beats the policy's choice (action 5, advised): imitating "the best candidate"
+    keeps it, rather than drifting to the lowest-numbered action of the tie."""
+    data = _synthetic(80, 5, 0.0)
+    data["x"][:, 1399:] = 0
+    data["x"][:, 1399 + 5] = 1
+    data["action"][:] = 5
+    torch.manual_seed(0)
+    model = ActorCritic(**data.pop("spec"))
+    history = fit(model, data, FitConfig(objective="cross_entropy", epochs=2, batch_size=16, learning_rate=1e-2),
+                  seed=1, device=torch.device("cpu"), log=lambda _: None)
+    assert all(h["agreement"] == 1.0 and h["deviation"] == 0.0 for h in history)

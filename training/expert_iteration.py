@@ -268,9 +268,11 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     ``policy_loss``, ``value_loss`` and ``held_value_loss``."""
     held = _held_out_mask(data["chunk"], cfg.held_out)
     held_v = _held_out_mask(data["value_chunk"], cfg.held_out)
-    target = torch.from_numpy(_targets(data, cfg.non_candidate_penalty)).to(device)
-    best_choice = torch.from_numpy(np.where(data["mask"].astype(bool), _targets(data, cfg.non_candidate_penalty), -np.inf)
-                                   .argmax(axis=1)).to(device)
+    targets = _targets(data, cfg.non_candidate_penalty)
+    target = torch.from_numpy(targets).to(device)
+    scores = np.where(data["mask"].astype(bool), targets, -np.inf)
+    scores[np.arange(len(scores)), data["action"]] += 1e-6  # on a tie the policy's own choice is the best
+    best_choice = torch.from_numpy(scores.argmax(axis=1)).to(device)
     t = {k: torch.from_numpy(data[k]).to(device) for k in ("x", "mask", "action", "value_x", "returns", "value_extra")}
     train_rows, train_v = np.flatnonzero(~held), np.flatnonzero(~held_v)
     gen = torch.Generator().manual_seed(seed)

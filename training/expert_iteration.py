@@ -109,6 +109,8 @@ class FitConfig(_Section):
     value_coef: float = Field(0.5, ge=0)
     held_out: float = Field(0.2, gt=0, lt=0.5, description="share of the chunks held out to choose the epoch")
     non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage of bids not rolled out (×100 points)")
+    selection_z: float = Field(2.0, ge=0, le=10, description="an epoch is kept by its held-out gain minus this many "
+                                                             "standard errors (0: by the gain itself)")
 
 
 class ExitEvaluationConfig(_Section):
@@ -260,8 +262,8 @@ def _targets(data: dict[str, np.ndarray], penalty: float) -> np.ndarray:
 def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device,
         log: Log = print, on_epoch: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
     """Fit the actor to the improved targets and the critic to the results; keep the epoch whose
-    greedy policy gains most on the held-out chunks (the last of the best; the starting weights if
-    every epoch loses). Returns
+    greedy policy gains most on the held-out chunks, less ``cfg.selection_z`` standard errors (the
+    last of the best; the starting weights if every epoch does worse). Returns
     one metrics dict per epoch, epoch 0 (the starting weights: no training losses) first:
     ``gain`` (points per decision over the data's policy, held out, with ``gain_se``),
     ``agreement`` (with the best-scoring candidate), ``deviation`` (from the data's policy),
@@ -282,7 +284,7 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     extra = model.critic_extra > 0
     start = {"epoch": 0.0, "policy_loss": math.nan, "value_loss": math.nan,
              **_held_metrics(model, t, target, best_choice, held, held_v)}
-    best = (start["gain"], {k: v.detach().clone() for k, v in model.state_dict().items()})
+    best = (_lower_bound(start, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
     history = [start]
     for epoch in range(cfg.epochs):
         order = torch.from_numpy(train_rows)[torch.randperm(len(train_rows), generator=gen)]
@@ -310,10 +312,16 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
         log(f"  fit epoch {epoch + 1}/{cfg.epochs}: held out: gain {RESULT_SCALE * metrics['gain']:+.2f} points per "
             f"decision (±{RESULT_SCALE * metrics['gain_se']:.2f}), agrees with the best candidate "
             f"{metrics['agreement']:.1%}, deviates {metrics['deviation']:.1%}; value loss {metrics['held_value_loss']:.3f}")
-        if metrics["gain"] >= best[0]:  # on a tie the later epoch: the same choices, a better-fitted critic
-            best = (metrics["gain"], {k: v.detach().clone() for k, v in model.state_dict().items()})
+        if _lower_bound(metrics, cfg) >= best[0]:  # on a tie the later epoch: the same choices, a better critic
+            best = (_lower_bound(metrics, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
     model.load_state_dict(best[1])
     return history
+
+
+def _lower_bound(metrics: dict[str, float], cfg: FitConfig) -> float:
+    """What chooses the epoch: the held-out gain less ``selection_z`` standard errors, so that an
+    epoch is not kept for a gain its held-out decisions cannot tell from noise."""
+    return metrics["gain"] - cfg.selection_z * metrics["gain_se"]
 
 
 def _policy_loss(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
@@ -406,7 +414,7 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
                       "rollout_gain_se": RESULT_SCALE * m["gain_se"], "rollout_deviation": m["deviation"]})
 
     history = fit(model, data, config.fit, seeds[0], torch.device("cpu"), log, log_epoch)
-    kept = max(reversed(history), key=lambda m: m["gain"])  # the last of the best: what fit kept
+    kept = max(reversed(history), key=lambda m: _lower_bound(m, config.fit))  # the last of the best: what fit kept
     row: dict[str, Any] = {
         "kind": "exit", "global_step": iteration * ITERATION_STEP, "update": iteration,
         "deals": iteration * config.generation.deals, "batch_size": int(stats["targets"]),

@@ -22,11 +22,10 @@ import numpy as np
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
 from agents.search.sampling import InfoSet, WorldSampler
-from agents.search.solver import action_values, side_scores
 from agents.search.tracking import ObservationTracker
+from agents.search.values import policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal, Phase
-from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.engine import Phase
 from five_hundred_env.rules import Rules
 
 
@@ -55,8 +54,8 @@ class PIMCAgent(Agent):
         self.heuristic = HeuristicAgent(self.rules, seed)
         self.rollout = rollout if rollout is not None else self.heuristic
         self.table = ActionTable(self.rules)
-        self.encoder = ObservationEncoder(self.rules)
         self.tracker = ObservationTracker(self.rules)
+        self._play_out = policy_play_out(self.rules, self.rollout.act)
         self._random = random.Random(seed)
         self.searches = 0
         """Card plays decided by search."""
@@ -91,7 +90,6 @@ class PIMCAgent(Agent):
         start = time.perf_counter()
         sampler = WorldSampler(info)
         totals = dict.fromkeys(legal, 0.0)
-        tricks_left = self.rules.hand_size - len(info.plays) // info.trick_size()
         side = self.rules.side_of(info.seat)
         for i in range(self.worlds):
             if i and self.seconds is not None and time.perf_counter() - start > self.seconds:
@@ -100,40 +98,8 @@ class PIMCAgent(Agent):
             if sorted(world.legal_actions()) != sorted(legal):  # a safety net: never trust a bad world
                 self.fallbacks += 1
                 return self.table.universal[self.heuristic.act(observation)]
-            for action, value in self._values(world, legal, side, tricks_left).items():
+            for action, value in world_action_values(world, legal, side, self._play_out, self.solver_tricks).items():
                 totals[action] += value
         self.searches += 1
         self.search_seconds += time.perf_counter() - start
         return max(legal, key=lambda a: totals[a])
-
-    def _values(self, world: Deal, legal: list[int], side: int, tricks_left: int) -> dict[int, float]:
-        """Each action's zero-sum result for ``side`` in one world (solved, or played out)."""
-        if tricks_left <= self.solver_tricks:
-            return {a: _solved_result(world, tricks, side) for a, tricks in action_values(world).items()}
-        out = {}
-        for action in legal:
-            trial = world.clone()
-            trial.apply_action(action)
-            self._play_out(trial)
-            out[action] = trial.zero_sum_result(side)
-        return out
-
-    def _play_out(self, deal: Deal) -> None:
-        table = self.table
-        while not deal.is_over:
-            mask = np.zeros(len(table), dtype=np.int8)
-            for u in deal.legal_actions():
-                mask[table.compact[u]] = 1
-            obs = {"observation": self.encoder.encode(deal, deal.to_act), "action_mask": mask}
-            deal.apply_action(table.universal[self.rollout.act(obs)])
-
-
-def _solved_result(deal: Deal, tricks: int, side: int) -> float:
-    """``side``'s zero-sum result when the contractor's side ends with ``tricks`` tricks: exact with
-    two sides; with three, the opponents share the contractor's loss equally (the solver plays them
-    as one side, so it does not say how they split their tricks)."""
-    k = deal.rules.num_sides
-    own = deal.rules.side_of(deal.contractor)
-    change = side_scores(deal, tricks)
-    contractor_result = change[own] - (sum(change) - change[own]) / (k - 1)
-    return contractor_result if side == own else -contractor_result / (k - 1)

@@ -1,0 +1,96 @@
+"""Per-action values by playouts: what PIMC search and expert-iteration targets are made of.
+
+:func:`world_action_values` scores every legal action of one fully known deal (a sampled world or
+the real deal): the deal is cloned, the action applied and the rest played out by a policy (or,
+with few tricks left in the card play, solved exactly). Every action is scored on the very same
+cards, so the differences between actions have *common random numbers*. :func:`pimc_action_values`
+averages those values over worlds sampled uniformly from a seat's information set (docs/search.md
+§1), which is how :class:`~agents.search.pimc.PIMCAgent` decides and how
+``training.expert_iteration`` builds its improvement targets for the card play.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import numpy as np
+
+from agents.search.sampling import InfoSet, WorldSampler
+from agents.search.solver import action_values, side_scores
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules
+
+Policy = Callable[[dict[str, np.ndarray]], int]
+"""A policy on the environment's terms: an observation dict in, a compact action id out."""
+
+PlayOut = Callable[[Deal], None]
+"""Plays a deal to its end, in place."""
+
+
+def policy_play_out(rules: Rules, policy: Policy) -> PlayOut:
+    """A :data:`PlayOut` with ``policy`` in every seat, acting on that seat's own encoded
+    observation and mask (the environment's vectors), so it never reads hidden cards."""
+    table = ActionTable(rules)
+    encoder = ObservationEncoder(rules)
+
+    def play_out(deal: Deal) -> None:
+        while not deal.is_over:
+            mask = np.zeros(len(table), dtype=np.int8)
+            for u in deal.legal_actions():
+                mask[table.compact[u]] = 1
+            obs = {"observation": encoder.encode(deal, deal.to_act), "action_mask": mask}
+            deal.apply_action(table.universal[policy(obs)])
+
+    return play_out
+
+
+def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut,
+                        solver_tricks: int = 0) -> dict[int, float]:
+    """Each of ``actions`` (universal ids, legal in ``deal``) scored as ``side``'s zero-sum result
+    (``Deal.zero_sum_result``, in points) once the deal is played out after it; in the card play
+    with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal action)."""
+    if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
+        solved = action_values(deal)
+        return {a: solved_result(deal, solved[a], side) for a in actions}
+    out = {}
+    for action in actions:
+        trial = deal.clone()
+        trial.apply_action(action)
+        play_out(trial)
+        out[action] = trial.zero_sum_result(side)
+    return out
+
+
+def pimc_action_values(info: InfoSet, legal: list[int], worlds: int, rng: random.Random, play_out: PlayOut,
+                       solver_tricks: int = 0) -> dict[int, float]:
+    """The mean over ``worlds`` worlds drawn uniformly from ``info`` of
+    :func:`world_action_values` for the legal actions ``legal``. A world whose legal actions are
+    not ``legal`` means the information set was built wrongly: a ``ValueError``."""
+    sampler = WorldSampler(info)
+    side = info.rules.side_of(info.seat)
+    totals = dict.fromkeys(legal, 0.0)
+    for _ in range(worlds):
+        world = sampler.sample(rng)
+        if sorted(world.legal_actions()) != sorted(legal):
+            raise ValueError(f"a sampled world allows {sorted(world.legal_actions())}, the seat {sorted(legal)}")
+        for action, value in world_action_values(world, legal, side, play_out, solver_tricks).items():
+            totals[action] += value
+    return {a: total / worlds for a, total in totals.items()}
+
+
+def _tricks_left(deal: Deal) -> int:
+    return deal.rules.hand_size - len(deal.tricks)
+
+
+def solved_result(deal: Deal, tricks: int, side: int) -> float:
+    """``side``'s zero-sum result when the contractor's side ends with ``tricks`` tricks: exact with
+    two sides; with three, the opponents share the contractor's loss equally (the solver plays them
+    as one side, so it does not say how they split their tricks)."""
+    k = deal.rules.num_sides
+    own = deal.rules.side_of(deal.contractor)
+    change = side_scores(deal, tricks)
+    contractor_result = change[own] - (sum(change) - change[own]) / (k - 1)
+    return contractor_result if side == own else -contractor_result / (k - 1)

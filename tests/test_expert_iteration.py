@@ -1,0 +1,195 @@
+"""Expert iteration (training/expert_iteration.py, training/exit_data.py, agents/search/values.py):
+the targets, the fit, a tiny run end to end, exact resume, data independent of the workers."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("pydantic")
+
+import numpy as np  # noqa: E402
+
+from agents.heuristic import HeuristicAgent  # noqa: E402
+from agents.neural import ActorCritic, load_agent, read_checkpoint  # noqa: E402
+from agents.search.values import policy_play_out, world_action_values  # noqa: E402
+from five_hundred_env.actions import PASS  # noqa: E402
+from five_hundred_env.engine import Deal, Phase  # noqa: E402
+from five_hundred_env.rules import make_rules  # noqa: E402
+from training.config import ConfigError  # noqa: E402
+from training.exit_data import DECISION_KINDS, ChunkJob, generate, generate_chunk  # noqa: E402
+from training.expert_iteration import FitConfig, build_model, fit, load_exit_config, main  # noqa: E402
+
+torch.set_num_threads(1)
+TINY = Path(__file__).resolve().parent.parent / "configs" / "exit_tiny.yaml"
+RULES = make_rules("australian")
+
+
+def _fresh_job(seed: int, deals: int, rates: tuple[float, float, float, float]) -> ChunkJob:
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16], advice="heuristic")
+    weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    return ChunkJob(RULES, seed, deals, model.spec(), weights, rates, 0.5, 2, 3)
+
+
+def test_the_values_of_one_deal_are_zero_sum_between_the_two_sides():
+    """§8 (zero-sum results): every candidate bid's playout scores the same deal for both sides."""
+    heuristic = HeuristicAgent(RULES, seed=0)
+    play_out = policy_play_out(RULES, heuristic.act)
+    deal = Deal.new(RULES, random.Random(5), dealer=0)
+    legal = deal.legal_actions()
+    ours = world_action_values(deal, legal, 0, play_out)
+    theirs = world_action_values(deal, legal, 1, play_out)
+    assert set(ours) == set(legal) and PASS in ours
+    assert all(ours[a] == -theirs[a] for a in legal)
+    assert deal.phase == Phase.BIDDING and not deal.history  # the deal itself is left alone
+
+
+def test_targets_score_the_policy_choice_at_zero_and_cover_the_legal_actions():
+    """Every target row: the policy's own action is a candidate with advantage 0; card plays,
+    discards and nominations score every legal action (§5, §7), bids a subset of the legal bids (§4)."""
+    data = generate_chunk(_fresh_job(11, 3, (1.0, 1.0, 1.0, 0.2)))
+    rows = np.arange(len(data["kind"]))
+    assert len(rows) > 10 and set(data["kind"].tolist()) >= {0, 1, 3}
+    assert (data["candidates"][rows, data["action"]] == 1).all()
+    assert (data["advantages"][rows, data["action"]] == 0).all()
+    assert (data["candidates"] <= data["mask"]).all()
+    for k in (1, 2, 3):
+        sel = data["kind"] == k
+        assert (data["candidates"][sel] == data["mask"][sel]).all(), DECISION_KINDS[k]
+    assert (data["mask"].sum(1) > 1).all()  # only decisions with a choice get targets
+    assert np.isfinite(data["returns"]).all() and len(data["returns"]) > 0
+
+
+def test_the_data_do_not_depend_on_the_number_of_workers():
+    jobs = [_fresh_job(seed, 1, (0.5, 0.5, 1.0, 0.1)) for seed in (1, 2, 3)]
+    one, two = generate(jobs, 1, 600), generate(jobs, 2, 600)
+    assert one.keys() == two.keys()
+    for key in one:
+        np.testing.assert_array_equal(one[key], two[key], err_msg=key)
+    assert len(set(one["chunk"].tolist())) == 3
+
+
+def _synthetic(n: int, good: int, gain: float) -> dict[str, np.ndarray]:
+    """``n`` bidding-like decisions where action ``good`` is worth ``gain`` more than the policy's (0)."""
+    rng = np.random.default_rng(0)
+    model = ActorCritic(1399, 80, [16], advice="heuristic")
+    x = rng.integers(0, 2, size=(n, 1399 + 80)).astype(np.int8)
+    x[:, 1399:] = 0
+    x[:, 1399] = 1  # the advice: action 0
+    mask = np.zeros((n, 80), dtype=np.int8)
+    mask[:, [0, good]] = 1
+    adv = np.zeros((n, 80), dtype=np.float32)
+    adv[:, good] = gain
+    return {"x": x, "mask": mask, "candidates": mask.copy(), "advantages": adv, "kind": np.zeros(n, np.int8),
+            "action": np.zeros(n, np.int64), "chunk": np.repeat(np.arange(n // 8), 8)[:n],
+            "value_x": x, "value_mask": mask, "value_extra": np.zeros((n, 0), np.int8),
+            "returns": rng.normal(size=n).astype(np.float32), "value_chunk": np.repeat(np.arange(n // 8), 8)[:n],
+            "spec": model.spec()}
+
+
+def test_the_fit_learns_a_better_action_and_keeps_the_start_when_every_epoch_loses_held_out():
+    cfg = FitConfig(epochs=6, batch_size=32, learning_rate=1e-2)
+    data = _synthetic(160, 5, 1.0)
+    torch.manual_seed(0)
+    model = ActorCritic(**data.pop("spec"))
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), log=lambda _: None)
+    assert history[0]["epoch"] == 0 and history[0]["gain"] == 0 and len(history) == cfg.epochs + 1
+    assert max(h["gain"] for h in history) > 0.5 and max(h["deviation"] for h in history) > 0.5
+
+    worse = _synthetic(160, 5, 1.0)  # ... but not on the held-out chunks: there it loses
+    worse["advantages"][worse["chunk"] >= 16, 5] = -1.0
+    torch.manual_seed(0)
+    model = ActorCritic(**worse.pop("spec"))
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    fit(model, worse, cfg, seed=1, device=torch.device("cpu"), log=lambda _: None)
+    assert all(torch.equal(start[k], v) for k, v in model.state_dict().items())  # every epoch lost: the start kept
+
+
+def _run(tmp_path: Path, name: str, *extra: str) -> int:
+    return main([str(TINY), f"logging.dir={tmp_path}", f"logging.run_name={name}", *extra])
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("exit")
+    assert _run(base, "full") == 0
+    return base
+
+
+def test_a_tiny_run_end_to_end(full_run: Path):
+    run = full_run / "full"
+    with (run / "progress.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    iterations = [r for r in rows if r["kind"] == "exit"]
+    assert [r["update"] for r in iterations] == ["1", "2"]
+    assert all(r["eval_heuristic_mean"] and r["batch_size"] for r in iterations)
+    assert len([r for r in rows if r["kind"] == "exit_fit"]) == 2 * 2
+    listed = json.loads((run / "manifest.json").read_text())["files"]
+    assert {"final.pt", "progress.csv", "checkpoints/latest.pt", "checkpoints/step_000002000.pt"} <= set(listed)
+    assert read_checkpoint(run / "checkpoints" / "latest.pt", RULES)["counters"]["iteration"] == 2
+    agent = load_agent(run / "final.pt", seed=0)
+    assert agent.model.advice == "heuristic"
+    torch.manual_seed(load_exit_config(TINY).seed)
+    fresh = build_model(load_exit_config(TINY), RULES).state_dict()
+    trained = agent.model.state_dict()
+    assert any(not torch.equal(fresh[k], trained[k]) for k in fresh)  # the iterations changed the network
+    assert _run(full_run, "full") == 2  # a fresh start on a finished run is refused
+
+
+def test_resume_after_iteration_1_ends_as_the_uninterrupted_run(full_run: Path, tmp_path: Path):
+    assert _run(tmp_path, "cut", "iterations=1") == 0
+    assert _run(tmp_path, "cut", "--resume") == 0
+    a = read_checkpoint(full_run / "full" / "final.pt")["model"]
+    b = read_checkpoint(tmp_path / "cut" / "final.pt")["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    with (tmp_path / "cut" / "progress.csv").open() as f:
+        assert [r["update"] for r in csv.DictReader(f) if r["kind"] == "exit"] == ["1", "2"]
+
+
+def test_config_errors_name_the_key_and_the_override(tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"generation\.worlds.*override 'generation.worlds=0'"):
+        load_exit_config(TINY, ["generation.worlds=0"])
+    with pytest.raises(ConfigError, match=r"fit\.epoch: unknown key"):
+        load_exit_config(TINY, ["fit.epoch=3"])
+    with pytest.raises(ConfigError, match=r"network\.advice: heuristic, or init_from"):
+        load_exit_config(TINY, ["network.advice=none"])
+    config = load_exit_config(TINY, ["iterations=5"])
+    assert config.iterations == 5 and config.logging.run_name == "exit_tiny"
+    assert build_model(config, RULES).spec()["critic_extra"] > 0
+
+
+def test_on_a_tie_the_best_candidate_is_the_policys_own_choice():
+    """No candidate beats the policy's choice (action 5, advised): imitating "the best candidate"
+    keeps it, rather than drifting to the lowest-numbered action of the tie."""
+    data = _synthetic(80, 5, 0.0)
+    data["x"][:, 1399:] = 0
+    data["x"][:, 1399 + 5] = 1
+    data["action"][:] = 5
+    torch.manual_seed(0)
+    model = ActorCritic(**data.pop("spec"))
+    history = fit(model, data, FitConfig(objective="cross_entropy", epochs=2, batch_size=16, learning_rate=1e-2),
+                  seed=1, device=torch.device("cpu"), log=lambda _: None)
+    assert all(h["agreement"] == 1.0 and h["deviation"] == 0.0 for h in history)
+
+
+def test_an_epoch_whose_held_out_gain_is_within_the_noise_is_not_kept():
+    """Held out, the better action gains +0.25 on average but ±2.75 from one decision to the next:
+    with ``selection_z`` 2 the fit keeps the start; by the gain alone (0) a trained epoch."""
+    kept = {}
+    for z in (0.0, 2.0):
+        data = _synthetic(160, 5, 1.0)
+        held = np.flatnonzero(data["chunk"] >= 16)
+        data["advantages"][held, 5] = np.where(np.arange(len(held)) % 2, 3.0, -2.5)
+        torch.manual_seed(0)
+        model = ActorCritic(**data.pop("spec"))
+        start = {k: v.clone() for k, v in model.state_dict().items()}
+        fit(model, data, FitConfig(epochs=4, batch_size=32, learning_rate=1e-2, selection_z=z), seed=1,
+            device=torch.device("cpu"), log=lambda _: None)
+        kept[z] = all(torch.equal(start[k], v) for k, v in model.state_dict().items())
+    assert kept == {0.0: False, 2.0: True}

@@ -1,0 +1,214 @@
+"""Expert-iteration data: deals played by the current policy, with improved targets at sampled decisions.
+
+A chunk of deals (one seed each, so the data never depend on how many worker processes share the
+chunks) is played by the current network, greedy, in every seat. Every decision is a sample for
+the critic: the network's input, and the deal's zero-sum result for the acting seat's side
+(in hundreds of points: the scale of the PPO reward). At a sampled decision of each kind
+(``DECISION_KINDS``; only decisions with a choice), every candidate action is scored and its
+advantage over the policy's own choice kept — the improvement step of policy iteration, with the
+current network as the base policy:
+
+* **bids** (``training.bid_rollouts.bid_candidates``: pass, the policy's bid, the cheapest bid of
+  each strain, misère, open misère), **discards** and **nominations** (every legal action): the
+  very same deal is cloned, the candidate applied and the deal played out by the current policy
+  (common random numbers: the candidates differ only in the candidate);
+* **card play**: PIMC (``agents.search.values.pimc_action_values``): ``worlds`` deals drawn
+  uniformly from what the seat has seen (``agents.search.sampling``), every legal card played out
+  in each of them by the current policy, or solved exactly with ``solver_tricks`` tricks or fewer
+  left; the card play's targets use no hidden card.
+
+The playouts of bids, discards and nominations see the real deal, as ``training.bid_rollouts``
+does: their results are samples of ``Q(o, a)`` given the seat's observation ``o`` because the
+policy playing them out acts on observations only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
+from agents.search.sampling import InfoSet
+from agents.search.values import pimc_action_values, policy_play_out, world_action_values
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules
+from training.bid_rollouts import bid_candidates
+from training.worker_pool import run_jobs
+
+DECISION_KINDS = ("bid", "discard", "nominate", "play")
+"""The kinds of decision, by the deal's phase (``kind`` in the data is the index)."""
+
+_KIND_OF_PHASE = {Phase.BIDDING: 0, Phase.DISCARD: 1, Phase.NOMINATE: 2, Phase.PLAY: 3}
+
+RESULT_SCALE = 100.0
+"""Advantages and returns are in hundreds of points (the zero-sum reward's scale)."""
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """One unit of work: ``deals`` deals from ``seed``, played by the network ``weights`` describe."""
+
+    rules: Rules
+    seed: int
+    deals: int
+    model_spec: dict[str, Any]
+    weights: dict[str, np.ndarray]
+    rates: tuple[float, float, float, float]
+    """Probability that a decision of each kind (``DECISION_KINDS``) gets improved targets."""
+    value_rate: float
+    """Probability that a decision is kept as a sample for the critic."""
+    worlds: int
+    solver_tricks: int
+
+
+@contextlib.contextmanager
+def _single_torch_thread() -> Iterator[None]:
+    """One intra-op thread while a chunk is played: the same arithmetic (hence the same greedy
+    choices) in the parent process and in any worker."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class _Chunk:
+    """The state of one chunk being played: the policy, the encoders and the rows gathered."""
+
+    def __init__(self, job: ChunkJob) -> None:
+        self.job = job
+        self.rules = job.rules
+        self.table = ActionTable(job.rules)
+        self.encoder = ObservationEncoder(job.rules)
+        model = ActorCritic(**job.model_spec)
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in job.weights.items()})
+        self.model = model.eval()
+        self.agent = NeuralAgent(job.rules, 0, model=self.model, greedy=True)
+        self.play_out = policy_play_out(job.rules, self.agent.act)
+        self.central = self.model.critic_extra > 0
+        self.rng = random.Random(job.seed)
+        self.targets: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "candidates", "advantages", "kind", "action")}
+        self.values: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "extra", "returns")}
+
+    def observe(self, deal: Deal) -> dict[str, np.ndarray]:
+        mask = np.zeros(len(self.table), dtype=np.int8)
+        for u in deal.legal_actions():
+            mask[self.table.compact[u]] = 1
+        return {"observation": self.encoder.encode(deal, deal.to_act), "action_mask": mask}
+
+    def greedy(self, x: np.ndarray, mask: np.ndarray) -> int:
+        """The network's greedy compact action for a policy input (what ``self.agent`` plays)."""
+        with torch.inference_mode():
+            logits = self.model.masked_logits(torch.from_numpy(x)[None], torch.from_numpy(mask)[None])[0]
+        return int(torch.argmax(logits))
+
+    def play_deal(self) -> None:
+        deal = Deal.new(self.rules, self.rng, dealer=self.rng.randrange(self.rules.num_players))
+        value_rows: list[tuple[int, int]] = []  # (row, side) waiting for the deal's result
+        while not deal.is_over:
+            obs = self.observe(deal)
+            x = policy_input(obs, self.agent.adviser)
+            compact = self.greedy(x, obs["action_mask"])
+            action = self.table.universal[compact]
+            side = self.rules.side_of(deal.to_act)
+            if self.rng.random() < self.job.value_rate:
+                value_rows.append((len(self.values["returns"]), side))
+                self.values["x"].append(x)
+                self.values["mask"].append(obs["action_mask"])
+                self.values["extra"].append(hidden_cards(deal, deal.to_act) if self.central else np.zeros(0, np.int8))
+                self.values["returns"].append(0.0)
+            kind = _KIND_OF_PHASE[deal.phase]
+            legal = deal.legal_actions()
+            if len(legal) > 1 and self.rng.random() < self.job.rates[kind]:
+                self.add_target(deal, kind, legal, action, x, obs["action_mask"])
+            deal.apply_action(action)
+        for row, side in value_rows:
+            self.values["returns"][row] = deal.zero_sum_result(side) / RESULT_SCALE
+
+    def add_target(self, deal: Deal, kind: int, legal: list[int], action: int, x: np.ndarray, mask: np.ndarray) -> None:
+        """Score the candidates of one decision and keep their advantages over ``action``."""
+        seat = deal.to_act
+        if DECISION_KINDS[kind] == "play":
+            values = pimc_action_values(InfoSet.from_deal(deal, seat), legal, self.job.worlds, self.rng,
+                                        self.play_out, self.job.solver_tricks)
+        else:
+            candidates = bid_candidates(legal, action) if DECISION_KINDS[kind] == "bid" else legal
+            values = world_action_values(deal, candidates, self.rules.side_of(seat), self.play_out)
+        n = len(self.table)
+        cand = np.zeros(n, dtype=np.int8)
+        adv = np.zeros(n, dtype=np.float32)
+        for a, value in values.items():
+            cand[self.table.compact[a]] = 1
+            adv[self.table.compact[a]] = (value - values[action]) / RESULT_SCALE
+        for key, value in zip(("x", "mask", "candidates", "advantages", "kind", "action"),
+                              (x, mask, cand, adv, kind, self.table.compact[action]), strict=True):
+            self.targets[key].append(value)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        width, n = self.model.spec()["obs_size"] + (len(self.table) if self.agent.adviser else 0), len(self.table)
+        extra = self.model.critic_extra
+        out = {
+            "x": _stack(self.targets["x"], (width,), np.int8), "mask": _stack(self.targets["mask"], (n,), np.int8),
+            "candidates": _stack(self.targets["candidates"], (n,), np.int8),
+            "advantages": _stack(self.targets["advantages"], (n,), np.float32),
+            "kind": np.asarray(self.targets["kind"], dtype=np.int8),
+            "action": np.asarray(self.targets["action"], dtype=np.int64),
+            "value_x": _stack(self.values["x"], (width,), np.int8),
+            "value_mask": _stack(self.values["mask"], (n,), np.int8),
+            "value_extra": _stack(self.values["extra"], (extra,), np.int8),
+            "returns": np.asarray(self.values["returns"], dtype=np.float32),
+        }
+        out["chunk"] = np.full(len(out["kind"]), self.job.seed, dtype=np.int64)
+        out["value_chunk"] = np.full(len(out["returns"]), self.job.seed, dtype=np.int64)
+        return out
+
+
+def _stack(rows: list[np.ndarray], shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return np.stack(rows).astype(dtype, copy=False) if rows else np.zeros((0, *shape), dtype=dtype)
+
+
+def generate_chunk(job: ChunkJob) -> dict[str, np.ndarray]:
+    """The data of one chunk (runs in a worker process; a module-level function for pickling)."""
+    with _single_torch_thread():
+        chunk = _Chunk(job)
+        for _ in range(job.deals):
+            chunk.play_deal()
+        return chunk.arrays()
+
+
+def chunk_sizes(deals: int, chunk_deals: int) -> list[int]:
+    """``deals`` split into chunks of ``chunk_deals`` (the last one shorter)."""
+    return [chunk_deals] * (deals // chunk_deals) + ([deals % chunk_deals] if deals % chunk_deals else [])
+
+
+def generate(jobs: list[ChunkJob], workers: int, timeout: float,
+             on_done: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """Every chunk's data, concatenated in job order (so the same whatever ``workers``)."""
+    parts = run_jobs(generate_chunk, jobs, workers, timeout, on_done=on_done)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def target_stats(data: dict[str, np.ndarray]) -> dict[str, float]:
+    """Per decision kind: how many targets, the mean advantage of the best candidate over the
+    policy's choice (points: what one improvement step could gain there) and how often the best
+    candidate is not the policy's choice."""
+    scored = np.where(data["candidates"].astype(bool), data["advantages"], -np.inf)
+    best = scored.max(axis=1) if len(scored) else np.zeros(0)
+    out: dict[str, float] = {"targets": float(len(best)), "value_samples": float(len(data["returns"]))}
+    for k, name in enumerate(DECISION_KINDS):
+        sel = data["kind"] == k
+        out[f"{name}_targets"] = float(sel.sum())
+        out[f"{name}_best_gain"] = float(best[sel].mean() * RESULT_SCALE) if sel.any() else 0.0
+        out[f"{name}_improvable"] = float((best[sel] > 0).mean()) if sel.any() else 0.0
+    out["best_gain"] = float(best.mean() * RESULT_SCALE) if len(best) else 0.0
+    out["improvable"] = float((best > 0).mean()) if len(best) else 0.0
+    return out

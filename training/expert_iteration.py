@@ -1,0 +1,493 @@
+"""Expert iteration: learn from search, iteration by iteration, under a YAML config, resumable.
+
+    python -m training.expert_iteration CONFIG.yaml [KEY=VALUE ...] [--resume] [--overwrite]
+
+Each iteration
+
+1. **generates** data (``training.exit_data``) in ``generation.workers`` processes: deals played
+   by the current network (iteration 0: a fresh ``network.advice: heuristic`` network, which plays
+   as the heuristic, or ``init_from``'s weights), with improved targets at sampled decisions of
+   every kind — rollouts of every candidate bid, discard and nomination on the same deal, PIMC
+   values for the card play — and the deals' results for the critic;
+2. **fits** the network (:func:`fit`): the actor to the improved targets (``fit.objective``:
+   ``all_action`` maximises ``Σ_a π(a|o)·A(o, a)``, the all-action policy gradient of
+   ``training.bid_rollouts``; ``cross_entropy`` imitates the best-scoring candidate), the critic to
+   the results; the last ``fit.held_out`` of the chunks is held out and the epoch whose greedy
+   policy gains most on it is kept (the starting weights, if no epoch gains);
+3. **logs** a row (``progress.csv`` and TensorBoard, through ``training.runlog.RunLog``), with a
+   duplicate evaluation against the heuristic every ``evaluation.interval`` iterations, and
+   **checkpoints** the network (``latest.pt`` and ``step_N.pt``, atomic, listed in the run's
+   manifest) — the next iteration's rollouts are played by the improved network.
+
+Every seed derives from ``seed`` and the iteration, so a run resumed after iteration ``k`` (from
+``latest.pt``, which holds the network) is the run that never stopped, and the data do not depend
+on the number of workers. ``docs/expert_iteration.md`` describes the method and the measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from torch import nn
+
+from agents.neural import ActorCritic, CheckpointError, central_size, read_checkpoint
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules
+from training.config import (
+    MAX_CONFIG_BYTES,
+    MAX_DEALS,
+    MAX_SEED,
+    ConfigError,
+    LoggingConfig,
+    NetworkConfig,
+    RulesConfig,
+    parse_override,
+)
+from training.exit_data import DECISION_KINDS, RESULT_SCALE, ChunkJob, chunk_sizes, generate, target_stats
+from training.runlog import RunLog
+from training.runs import CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
+from training.yaml_loader import YamlError, parse_yaml
+
+CHECKPOINT_KIND = "expert_iteration"
+"""The ``kind`` entry of this trainer's checkpoints (a PPO ``latest.pt`` cannot resume it)."""
+
+ITERATION_STEP = 1000
+"""``global_step`` of iteration ``k``'s row is ``k × 1000``; its fit's epoch ``e`` is ``(k − 1) × 1000 + e``."""
+
+Log = Callable[[str], None]
+
+
+class _Section(BaseModel):
+    # As in training.config: a misspelt key is an error; no inf or NaN reaches the run.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+
+class SampleConfig(_Section):
+    """The probability that a decision of each kind (with a choice) gets improved targets."""
+
+    bid: float = Field(1.0, ge=0, le=1)
+    discard: float = Field(1.0, ge=0, le=1)
+    nominate: float = Field(1.0, ge=0, le=1)
+    play: float = Field(0.1, ge=0, le=1)
+
+    def rates(self) -> tuple[float, float, float, float]:
+        return self.bid, self.discard, self.nominate, self.play
+
+
+class GenerationConfig(_Section):
+    """How each iteration's data are made (``training.exit_data``)."""
+
+    deals: int = Field(300, gt=0, le=MAX_DEALS, description="deals played per iteration")
+    chunk_deals: int = Field(25, gt=0, le=10_000, description="deals per unit of work (one seed each)")
+    workers: int = Field(1, gt=0, le=256, description="processes (the data do not depend on it)")
+    chunk_timeout: float = Field(3600.0, gt=0, le=86_400, description="seconds a chunk may take before the run stops")
+    sample: SampleConfig = Field(default_factory=SampleConfig)
+    value_rate: float = Field(0.25, gt=0, le=1, description="share of all decisions kept for the critic")
+    worlds: int = Field(8, gt=0, le=1000, description="PIMC worlds per card-play target")
+    solver_tricks: int = Field(4, ge=0, le=13, description="tricks left at which the exact solver replaces playouts")
+
+
+class FitConfig(_Section):
+    """The fit of each iteration (:func:`fit`)."""
+
+    objective: Literal["all_action", "cross_entropy"] = "all_action"
+    epochs: int = Field(8, gt=0, le=10_000)
+    batch_size: int = Field(256, gt=0, le=2**20)
+    learning_rate: float = Field(3e-4, gt=0, le=1)
+    max_grad_norm: float = Field(0.5, gt=0)
+    value_coef: float = Field(0.5, ge=0)
+    held_out: float = Field(0.2, gt=0, lt=0.5, description="share of the chunks held out to choose the epoch")
+    non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage of bids not rolled out (×100 points)")
+    selection_z: float = Field(2.0, ge=0, le=10, description="an epoch is kept by its held-out gain minus this many "
+                                                             "standard errors (0: by the gain itself)")
+
+
+class ExitEvaluationConfig(_Section):
+    """Duplicate evaluation of the greedy network against the heuristic."""
+
+    interval: int = Field(1, ge=0, le=10_000, description="iterations between evaluations (0: none); the last always")
+    deals: int = Field(200, ge=0, le=MAX_DEALS)
+    seed: int = Field(12345, ge=0, le=MAX_SEED)
+
+
+class ExitCheckpointConfig(_Section):
+    """Checkpoints: ``latest.pt`` and the last ``keep`` ``step_N.pt`` (one per iteration)."""
+
+    dir: str | None = Field(None, description="default: <run dir>/checkpoints")
+    keep: int = Field(3, gt=0, le=1000)
+
+
+class ExitConfig(_Section):
+    """A whole expert-iteration run."""
+
+    seed: int = Field(1, ge=0, le=MAX_SEED)
+    deterministic: bool = True
+    torch_threads: int = Field(1, ge=0, le=1024)
+    iterations: int = Field(3, gt=0, le=10_000)
+    init_from: str | None = Field(None, description="a checkpoint whose network (same spec) starts iteration 0")
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+    network: NetworkConfig = Field(default_factory=lambda: NetworkConfig(advice="heuristic"))
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    fit: FitConfig = Field(default_factory=FitConfig)
+    evaluation: ExitEvaluationConfig = Field(default_factory=ExitEvaluationConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    checkpoint: ExitCheckpointConfig = Field(default_factory=ExitCheckpointConfig)
+
+    @model_validator(mode="after")
+    def _a_starting_policy(self) -> ExitConfig:
+        if self.network.advice != "heuristic" and self.init_from is None:
+            raise ValueError("iteration 0 needs a policy worth improving: network.advice: heuristic, or init_from")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+# -- the config file ------------------------------------------------------------------------------
+
+def load_exit_config(path: str | Path, overrides: Iterable[str] = ()) -> ExitConfig:
+    """Read and validate an expert-iteration config (``training.yaml_loader``: safe YAML, ``1e6``
+    numbers), with ``key.sub=value`` overrides (``training.config.parse_override``). The run is
+    named after the file unless it names itself. Errors are :class:`ConfigError`, one line per
+    problem, naming the file, the key and the override that caused it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {path} does not exist")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: {path.stat().st_size} bytes is too large for a config (at most {MAX_CONFIG_BYTES})")
+    try:
+        data = parse_yaml(path.read_text())
+    except YamlError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
+    applied = [(text, *parse_override(text)) for text in overrides]
+    for text, key, value in applied:
+        _set_dotted(data, key, value, f"{path}: override {text!r}")
+    logging = data.setdefault("logging", {})
+    if isinstance(logging, dict) and logging.get("run_name") is None:
+        logging["run_name"] = path.stem
+    try:
+        return ExitConfig.model_validate(data)
+    except ValidationError as e:
+        lines = [_error_line(err, str(path), applied) for err in e.errors()]
+    raise ConfigError(lines[0] if len(lines) == 1 else "invalid config\n  " + "\n  ".join(lines))
+
+
+def _set_dotted(data: dict[str, Any], key: str, value: Any, where: str) -> None:
+    node = data
+    parts = key.split(".")
+    for i, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"{where}: {'.'.join(parts[:i + 1])} is a value, not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _error_line(err: Any, source: str, applied: list[tuple[str, str, Any]]) -> str:
+    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+    if err["type"] != "extra_forbidden" and "input" in err and not isinstance(err["input"], dict):
+        msg += f" (got {err['input']!r})"
+    blamed = [text for text, k, _ in applied if key == k or key.startswith(k + ".")]
+    return f"{source}: {key}: {msg}" + (f" [from the override {blamed[-1]!r}]" if blamed else "")
+
+
+# -- the network and its checkpoints ---------------------------------------------------------------
+
+def build_model(config: ExitConfig, rules: Rules) -> ActorCritic:
+    """The config's network, fresh (seeded by torch's global generator)."""
+    nc = config.network
+    return ActorCritic(ObservationEncoder(rules).size, len(ActionTable(rules)), nc.hidden_sizes, nc.activation,
+                       critic_extra=central_size(rules.num_players) if nc.critic == "central" else 0,
+                       num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight)
+
+
+def _payload(model: ActorCritic, rules: Rules, config: ExitConfig, iteration: int, time_s: float) -> dict[str, Any]:
+    return {"kind": CHECKPOINT_KIND, "rules": rules.to_dict(), "model_spec": model.spec(), "model": model.state_dict(),
+            "config": config.to_dict(),
+            "counters": {"iteration": iteration, "global_step": iteration * ITERATION_STEP, "time_s": time_s}}
+
+
+def _resume_from(run: RunFolder, model: ActorCritic, rules: Rules, config: ExitConfig, log: Log) -> tuple[int, float]:
+    """Load ``latest.pt`` into ``model``: the iterations done and the time they took."""
+    data = read_checkpoint(run.latest, rules)
+    if data.get("kind") != CHECKPOINT_KIND:
+        raise CheckpointError(f"{run.latest} is not an expert-iteration checkpoint (kind {data.get('kind')!r})")
+    saved, now = data["config"], config.to_dict()
+    for section in ("rules", "network"):
+        if saved.get(section) != now[section]:
+            raise ConfigError(f"--resume: the {section} section differs from the run's ({saved.get(section)}); "
+                              "resume with the run's config, or start a new run")
+    changed = sorted(k for k in now if k not in ("logging", "iterations") and saved.get(k) != now[k])
+    if changed:
+        log(f"resuming with changed settings: {', '.join(changed)}")
+    model.load_state_dict(data["model"])
+    return int(data["counters"]["iteration"]), float(data["counters"]["time_s"])
+
+
+# -- the fit ---------------------------------------------------------------------------------------
+
+def _held_out_mask(chunks: np.ndarray, fraction: float) -> np.ndarray:
+    """Rows of the last ``fraction`` of the chunks (at least one chunk, never all if there are two)."""
+    ids = list(dict.fromkeys(chunks.tolist()))
+    held = ids[len(ids) - max(1, round(len(ids) * fraction)):] if len(ids) > 1 else []
+    if not held:  # a single chunk: its last rows
+        mask = np.zeros(len(chunks), dtype=bool)
+        mask[len(chunks) - max(1, int(len(chunks) * fraction)):] = True
+        return mask
+    return np.isin(chunks, held)
+
+
+def _targets(data: dict[str, np.ndarray], penalty: float) -> np.ndarray:
+    """Advantages of the scored candidates; legal actions not scored (jump bids) get ``-penalty``."""
+    return np.where(data["candidates"].astype(bool), data["advantages"], np.float32(-penalty)).astype(np.float32)
+
+
+def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device,
+        log: Log = print, on_epoch: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
+    """Fit the actor to the improved targets and the critic to the results; keep the epoch whose
+    greedy policy gains most on the held-out chunks, less ``cfg.selection_z`` standard errors (the
+    last of the best; the starting weights if every epoch does worse). Returns
+    one metrics dict per epoch, epoch 0 (the starting weights: no training losses) first:
+    ``gain`` (points per decision over the data's policy, held out, with ``gain_se``),
+    ``agreement`` (with the best-scoring candidate), ``deviation`` (from the data's policy),
+    ``policy_loss``, ``value_loss`` and ``held_value_loss``."""
+    held = _held_out_mask(data["chunk"], cfg.held_out)
+    held_v = _held_out_mask(data["value_chunk"], cfg.held_out)
+    targets = _targets(data, cfg.non_candidate_penalty)
+    target = torch.from_numpy(targets).to(device)
+    scores = np.where(data["mask"].astype(bool), targets, -np.inf)
+    scores[np.arange(len(scores)), data["action"]] += 1e-6  # on a tie the policy's own choice is the best
+    best_choice = torch.from_numpy(scores.argmax(axis=1)).to(device)
+    t = {k: torch.from_numpy(data[k]).to(device) for k in ("x", "mask", "action", "value_x", "returns", "value_extra")}
+    train_rows, train_v = np.flatnonzero(~held), np.flatnonzero(~held_v)
+    gen = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+    steps = max(1, math.ceil(len(train_rows) / cfg.batch_size))
+    value_batch = max(1, math.ceil(len(train_v) / steps))
+    extra = model.critic_extra > 0
+    start = {"epoch": 0.0, "policy_loss": math.nan, "value_loss": math.nan,
+             **_held_metrics(model, t, target, best_choice, held, held_v)}
+    best = (_lower_bound(start, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
+    history = [start]
+    for epoch in range(cfg.epochs):
+        order = torch.from_numpy(train_rows)[torch.randperm(len(train_rows), generator=gen)]
+        v_order = torch.from_numpy(train_v)[torch.randperm(len(train_v), generator=gen)]
+        sums = {"policy_loss": 0.0, "value_loss": 0.0}
+        for k in range(steps):
+            mb = order[k * cfg.batch_size:(k + 1) * cfg.batch_size].to(device)
+            vb = v_order[k * value_batch:(k + 1) * value_batch].to(device)
+            policy_loss = _policy_loss(model, t, target, best_choice, mb, cfg.objective)
+            value = model.value(t["value_x"][vb], t["value_extra"][vb] if extra else None)
+            value_loss = 0.5 * ((value - t["returns"][vb]) ** 2).mean() if len(vb) else torch.zeros(())
+            optimizer.zero_grad()
+            (policy_loss + cfg.value_coef * value_loss).backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            sums["policy_loss"] += policy_loss.item() / steps
+            sums["value_loss"] += value_loss.item() / steps
+        metrics = {"epoch": float(epoch + 1), **sums, **_held_metrics(model, t, target, best_choice, held, held_v)}
+        for name in metrics:  # a diverged fit must not reach a checkpoint
+            if not math.isfinite(metrics[name]):
+                raise FloatingPointError(f"the fit diverged: {name} is {metrics[name]} at epoch {epoch + 1}")
+        history.append(metrics)
+        if on_epoch:
+            on_epoch(metrics)
+        log(f"  fit epoch {epoch + 1}/{cfg.epochs}: held out: gain {RESULT_SCALE * metrics['gain']:+.2f} points per "
+            f"decision (±{RESULT_SCALE * metrics['gain_se']:.2f}), agrees with the best candidate "
+            f"{metrics['agreement']:.1%}, deviates {metrics['deviation']:.1%}; value loss {metrics['held_value_loss']:.3f}")
+        if _lower_bound(metrics, cfg) >= best[0]:  # on a tie the later epoch: the same choices, a better critic
+            best = (_lower_bound(metrics, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
+    model.load_state_dict(best[1])
+    return history
+
+
+def _lower_bound(metrics: dict[str, float], cfg: FitConfig) -> float:
+    """What chooses the epoch: the held-out gain less ``selection_z`` standard errors, so that an
+    epoch is not kept for a gain its held-out decisions cannot tell from noise."""
+    return metrics["gain"] - cfg.selection_z * metrics["gain_se"]
+
+
+def _policy_loss(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
+                 mb: torch.Tensor, objective: str) -> torch.Tensor:
+    if not len(mb):
+        return torch.zeros(())
+    logits = model.masked_logits(t["x"][mb], t["mask"][mb])
+    if objective == "cross_entropy":
+        return nn.functional.cross_entropy(logits, best_choice[mb])
+    return -(torch.softmax(logits, dim=-1) * target[mb]).sum(-1).mean()  # illegal actions have probability 0
+
+
+def _held_metrics(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
+                  held: np.ndarray, held_v: np.ndarray) -> dict[str, float]:
+    rows, v_rows = torch.from_numpy(np.flatnonzero(held)), torch.from_numpy(np.flatnonzero(held_v))
+    with torch.no_grad():
+        greedy = model.masked_logits(t["x"][rows], t["mask"][rows]).argmax(-1)
+        gain = target[rows].gather(1, greedy[:, None]).squeeze(1)
+        extra = t["value_extra"][v_rows] if model.critic_extra else None
+        value = model.value(t["value_x"][v_rows], extra)
+    n = len(rows)
+    return {
+        "gain": float(gain.mean()) if n else 0.0,
+        "gain_se": float(gain.std() / math.sqrt(n)) if n > 1 else 0.0,
+        "agreement": float((greedy == best_choice[rows]).float().mean()) if n else 0.0,
+        "deviation": float((greedy != t["action"][rows]).float().mean()) if n else 0.0,
+        "held_value_loss": float(0.5 * ((value - t["returns"][v_rows]) ** 2).mean()) if len(v_rows) else 0.0,
+    }
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+def _seeds(config: ExitConfig, iteration: int, count: int) -> list[int]:
+    """``count`` seeds for iteration ``iteration``: a function of the run's seed and the iteration
+    alone, so a resumed run draws what the uninterrupted one drew."""
+    rng = np.random.default_rng(np.random.SeedSequence([config.seed, iteration]))
+    return [int(s) for s in rng.integers(2**31, size=count)]
+
+
+def _jobs(config: ExitConfig, rules: Rules, model: ActorCritic, seeds: list[int]) -> list[ChunkJob]:
+    g = config.generation
+    weights = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+    return [ChunkJob(rules, seed, deals, model.spec(), weights, g.sample.rates(), g.value_rate, g.worlds, g.solver_tricks)
+            for seed, deals in zip(seeds, chunk_sizes(g.deals, g.chunk_deals), strict=True)]
+
+
+def _evaluate(config: ExitConfig, rules: Rules, model: ActorCritic) -> dict[str, float]:
+    from training.warmstart import evaluate_policy, score_ci
+
+    report = evaluate_policy(model, rules, "heuristic", config.evaluation.deals, config.evaluation.seed, "exit")
+    mean, lo, hi = score_ci(report)
+    return {"eval_heuristic_mean": mean, "eval_heuristic_lo": lo, "eval_heuristic_hi": hi}
+
+
+def _evaluation_due(config: ExitConfig, iteration: int) -> bool:
+    every = config.evaluation.interval
+    return config.evaluation.deals > 0 and every > 0 and (iteration % every == 0 or iteration == config.iterations)
+
+
+def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteration: int, runlog: RunLog,
+                  log: Log) -> dict[str, Any]:
+    """Iteration ``iteration`` (1-based): generate, fit, evaluate; returns its ``progress.csv`` row."""
+    started = time.time()
+    seeds = _seeds(config, iteration, len(chunk_sizes(config.generation.deals, config.generation.chunk_deals)) + 1)
+    jobs = _jobs(config, rules, model, seeds[1:])
+    bar = None
+    if config.logging.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.generation.deals, unit="deal", desc=f"iteration {iteration}", dynamic_ncols=True)
+    try:
+        data = generate(jobs, config.generation.workers, config.generation.chunk_timeout,
+                        on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None)
+    finally:
+        if bar:
+            bar.close()
+    generated = time.time()
+    stats = target_stats(data)
+    counts = ", ".join(f"{int(stats[kind + '_targets'])} {kind}" for kind in DECISION_KINDS)
+    log(f"iteration {iteration}: {config.generation.deals} deals in {generated - started:.0f} s, "
+        f"{int(stats['targets'])} targets ({counts}), "
+        f"{int(stats['value_samples'])} value samples; the best candidate beats the policy's choice at "
+        f"{stats['improvable']:.0%} of them")
+    step0 = (iteration - 1) * ITERATION_STEP
+
+    def log_epoch(m: dict[str, float]) -> None:
+        runlog.write({"kind": "exit_fit", "global_step": step0 + int(m["epoch"]), "update": iteration,
+                      "policy_loss": m["policy_loss"], "value_loss": m["held_value_loss"],
+                      "imitation_agreement": m["agreement"], "rollout_gain": RESULT_SCALE * m["gain"],
+                      "rollout_gain_se": RESULT_SCALE * m["gain_se"], "rollout_deviation": m["deviation"]})
+
+    history = fit(model, data, config.fit, seeds[0], torch.device("cpu"), log, log_epoch)
+    kept = max(reversed(history), key=lambda m: _lower_bound(m, config.fit))  # the last of the best: what fit kept
+    row: dict[str, Any] = {
+        "kind": "exit", "global_step": iteration * ITERATION_STEP, "update": iteration,
+        "deals": iteration * config.generation.deals, "batch_size": int(stats["targets"]),
+        "policy_loss": kept["policy_loss"], "value_loss": kept["held_value_loss"],
+        "imitation_agreement": kept["agreement"], "rollout_gain": RESULT_SCALE * kept["gain"],
+        "rollout_gain_se": RESULT_SCALE * kept["gain_se"], "rollout_deviation": kept["deviation"],
+        "generation_s": generated - started, "fit_s": time.time() - generated,
+        "kept_epoch": kept["epoch"], **stats,
+    }
+    if _evaluation_due(config, iteration):
+        row.update(_evaluate(config, rules, model))
+        log(f"iteration {iteration}: vs heuristic, {config.evaluation.deals} duplicate deals: "
+            f"{row['eval_heuristic_mean']:+.1f} [{row['eval_heuristic_lo']:+.1f}, {row['eval_heuristic_hi']:+.1f}] per deal")
+    return row
+
+
+def train_exit(config: ExitConfig, resume: bool = False, overwrite: bool = False, log: Log = print) -> Path:
+    """Run (or resume) the expert iteration a config describes; returns the path of ``final.pt``."""
+    rules = config.rules.to_rules()
+    torch.use_deterministic_algorithms(config.deterministic)
+    if config.torch_threads:
+        torch.set_num_threads(config.torch_threads)
+    torch.manual_seed(config.seed)
+    model = build_model(config, rules)
+    run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
+    saved_config = run.run_dir / "config.yaml"
+    run.manifest.add(saved_config, CONFIG)
+    saved_config.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    done, time_before = 0, 0.0
+    if resume:
+        done, time_before = _resume_from(run, model, rules, config, log)
+        log(f"resuming {run.run_dir} after iteration {done}")
+    elif config.init_from:
+        data = read_checkpoint(config.init_from, rules)
+        if data["model_spec"] != model.spec():
+            raise ConfigError(f"init_from: {config.init_from} holds another network ({data['model_spec']}; "
+                              f"this config builds {model.spec()})")
+        model.load_state_dict(data["model"])
+    runlog = RunLog(run, config.logging, done * ITERATION_STEP + 1 if resume else None, log)
+    start = time.time()
+    try:
+        for iteration in range(done + 1, config.iterations + 1):
+            row = run_iteration(config, rules, model, iteration, runlog, log)
+            row["time_s"] = time_before + time.time() - start
+            runlog.write(row)
+            write_checkpoint(run, _payload(model, rules, config, iteration, row["time_s"]), config.checkpoint.keep,
+                             periodic=True)
+    finally:
+        runlog.close()
+    final = run.run_dir / "final.pt"
+    save_checkpoint_file(run, final, {"rules": rules.to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
+    log(f"done: {final} ({config.iterations} iterations; five-hundred evaluate {final} heuristic)")
+    return final
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m training.expert_iteration CONFIG.yaml [KEY=VALUE ...] [--resume] [--overwrite]``;
+    returns the exit status (2, with a one-line message, for a bad config, run folder or checkpoint)."""
+    parser = argparse.ArgumentParser(prog="five-hundred exit", description="Expert iteration: learn from search.")
+    parser.add_argument("config", help="an expert-iteration YAML config (configs/exit_australian.yaml)")
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. iterations=5")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--resume", action="store_true", help="continue the run from its latest.pt")
+    group.add_argument("--overwrite", action="store_true", help="delete the run's files and start again")
+    args = parser.parse_args(argv)
+    try:
+        config = load_exit_config(args.config, args.overrides)
+        train_exit(config, resume=args.resume, overwrite=args.overwrite)
+    except (ValueError, OSError) as e:  # ConfigError, RunFolderError and CheckpointError are ValueErrors
+        print(f"five-hundred exit: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -417,3 +417,12 @@ def test_public_text_hides_discards_and_no_nomination_but_shows_a_nomination():
     assert said(Phase.NOMINATE, "NO_NOMINATION") is None
     assert said(Phase.NOMINATE, "NOMINATE_H") == "NOMINATE_H"
     assert said(Phase.PLAY, "Ah") == "Ah" and said(Phase.BIDDING, "7H") == "7H"
+
+
+def test_exit_hands_its_arguments_to_expert_iteration(capsys):
+    """`five-hundred exit ...` is `python -m training.expert_iteration ...`: its own usage and errors."""
+    with pytest.raises(SystemExit) as e:
+        main(["exit", "--help"])
+    assert e.value.code == 0 and "five-hundred exit" in capsys.readouterr().out
+    assert main(["exit", "no/such/config.yaml"]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -174,6 +174,13 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _exit(args: argparse.Namespace) -> int:
+    """Expert iteration from a YAML config (training.expert_iteration parses its own arguments)."""
+    from training.expert_iteration import main as expert_iteration
+
+    return expert_iteration(args.arguments)
+
+
 def _plot(args: argparse.Namespace) -> int:
     """Draw a run's learning curves from its progress.csv to a PNG."""
     from training.plot import plot_run
@@ -292,6 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--overwrite", action="store_true", help="start again, deleting only the files in its manifest.json")
     _add_distributed_arguments(train, "the bid rollouts' worker processes (pretrain.bid_rollouts.workers)")
     train.set_defaults(func=_train)
+    sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
+                   "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.expert_iteration
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")
     plot.add_argument("--out", help="the PNG to write (default: curves.png next to the CSV)")
@@ -341,7 +350,10 @@ def _run(argv: Sequence[str] | None) -> int:
     from agents.registry import AgentUnavailableError
     from training.worker_pool import WorkerError
 
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # `exit` hands the rest of the line to expert iteration's own parser (--help included)
+    args = argparse.Namespace(func=_exit, arguments=argv[1:]) if argv[:1] == ["exit"] else parser.parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.func
     try:
         return command(args)

@@ -31,7 +31,7 @@ import re
 import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -56,13 +56,13 @@ class ConfigError(ValueError):
     """A config that cannot be used; the message names the file and the key."""
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
     # extra="forbid": a misspelt key is an error, never silently ignored.
     # allow_inf_nan=False: no inf or NaN reaches training, whatever the field's range.
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
-class RulesConfig(_Section):
+class RulesConfig(Section):
     """The rules preset and any rule options overridden on it (docs/rules.md §2)."""
 
     preset: Literal["australian", "italian_3p", "french_46"] = "australian"
@@ -77,7 +77,7 @@ class RulesConfig(_Section):
         return make_rules(self.preset, **self.options)
 
 
-class EnvConfig(_Section):
+class EnvConfig(Section):
     """How the environment rewards a deal (see the module docstring of ``five_hundred_env.env``)."""
 
     reward: Literal["zero_sum", "score"] = "zero_sum"
@@ -88,7 +88,7 @@ class EnvConfig(_Section):
                             "that the policy sees the whole range of the game; the reward stays the deal's result")
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     """PPO hyper-parameters. Steps count the learner's own decisions (the samples it trains on)."""
 
     algorithm: Literal["ppo"] = "ppo"
@@ -118,7 +118,7 @@ class TrainConfig(_Section):
         return self
 
 
-class NetworkConfig(_Section):
+class NetworkConfig(Section):
     """The actor-critic network (see :class:`agents.neural.ActorCritic`)."""
 
     # At most 8 layers of 4096: the largest network then stays under the checkpoint's bound on
@@ -141,7 +141,7 @@ class NetworkConfig(_Section):
         return sizes
 
 
-class OpponentsConfig(_Section):
+class OpponentsConfig(Section):
     """Who the learner plays against: each new deal in each game draws one of the kinds
     at these rates (they are normalised). ``self_play``: every seat is the current policy (all
     seats learn); ``snapshot``: the other side is a past copy of the policy from the pool;
@@ -165,7 +165,7 @@ class OpponentsConfig(_Section):
         return {k: getattr(self, k) / total for k in ("self_play", "snapshot", "heuristic", "random")}
 
 
-class EvaluationConfig(_Section):
+class EvaluationConfig(Section):
     """Duplicate evaluation of the greedy policy (``training.evaluate.duplicate_match``)."""
 
     interval: int = Field(250_000, ge=0, le=MAX_STEPS, description="learner steps between evaluations; 0 = final only")
@@ -175,7 +175,7 @@ class EvaluationConfig(_Section):
     opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
 
 
-class BidRolloutConfig(_Section):
+class BidRolloutConfig(Section):
     """Rollout policy improvement of the auction (``training.bid_rollouts``): on ``deals`` deals
     played by the heuristic, every candidate bid of every bidding decision is played out by the
     heuristic, and the network learns the bids that beat the heuristic's (0 deals: none)."""
@@ -195,7 +195,7 @@ class BidRolloutConfig(_Section):
                                  description="after the fit, the advised action's logit bonus is at least this")
 
 
-class PretrainConfig(_Section):
+class PretrainConfig(Section):
     """Optional warm starts, applied once at the start of a fresh run: the network's weights from
     an earlier checkpoint (``init_from``: same preset and network), then imitation of a teacher
     (``training.imitation``) over ``deals`` deals of its play (0: none), then rollout improvement
@@ -212,7 +212,7 @@ class PretrainConfig(_Section):
     bid_rollouts: BidRolloutConfig = Field(default_factory=BidRolloutConfig)
 
 
-class LoggingConfig(_Section):
+class LoggingConfig(Section):
     """Where a run writes: ``<dir>/<run_name>/`` (run_name defaults to the config file's stem)."""
 
     dir: str = "runs"
@@ -231,7 +231,7 @@ class LoggingConfig(_Section):
         return name
 
 
-class CheckpointConfig(_Section):
+class CheckpointConfig(Section):
     """Checkpoints of the whole training state, written atomically."""
 
     interval: int = Field(250_000, gt=0, le=MAX_STEPS, description="learner steps between checkpoints")
@@ -252,7 +252,7 @@ class CheckpointConfig(_Section):
         return folder
 
 
-class DistributedConfig(_Section):
+class DistributedConfig(Section):
     """Where the bid rollouts' jobs run (``training.distributed``): worker processes of this
     machine (``local``, as many as ``pretrain.bid_rollouts.workers``), or Ray tasks on a cluster."""
 
@@ -268,7 +268,7 @@ class DistributedConfig(_Section):
         return self
 
 
-class Config(_Section):
+class Config(Section):
     """A whole training run."""
 
     seed: int = Field(1, ge=0, le=MAX_SEED)
@@ -307,8 +307,12 @@ class Config(_Section):
         return self.model_dump(mode="json")
 
 
-def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
-    """Load and validate a YAML config file, then apply ``key.sub=value`` overrides."""
+ConfigModel = TypeVar("ConfigModel", bound=BaseModel)
+
+
+def load_config(path: str | Path, overrides: Iterable[str] = (), model: type[ConfigModel] = Config) -> ConfigModel:
+    """Load and validate a YAML config file, then apply ``key.sub=value`` overrides. ``model`` is
+    the pydantic model of the run (:class:`Config` for PPO; expert iteration has its own)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"config file {path} does not exist")
@@ -327,20 +331,22 @@ def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
     if isinstance(data["logging"], dict) and data["logging"].get("run_name") is None:
         # The run is named after its config file unless the file (or an override) names it.
         data["logging"]["run_name"] = path.stem
-    return config_from_dict(data, source=str(path), overrides=overrides)
+    return config_from_dict(data, source=str(path), overrides=overrides, model=model)
 
 
-def config_from_dict(data: dict[str, Any], source: str = "<config>", overrides: Iterable[str] = ()) -> Config:
-    """Validate plain data as a config; errors name ``source``, the key and, where an override
-    caused the error, the override."""
+def config_from_dict(data: dict[str, Any], source: str = "<config>", overrides: Iterable[str] = (),
+                     model: type[ConfigModel] = Config) -> ConfigModel:
+    """Validate plain data as a config (of ``model``); errors name ``source``, the key and, where
+    an override caused the error, the override."""
     applied = {}  # dotted key -> (override text, value); a later override of a key wins
     for text in overrides:
         key, value = parse_override(text)
         applied[key] = (text, value)
     try:
-        return Config.model_validate(_with_overrides(data, applied, source))
+        return model.model_validate(_with_overrides(data, applied, source))
     except ValidationError as e:
-        lines = [_error_line(err, source, _blamed_override(err, data, applied, source)) for err in e.errors()]
+        lines = [_error_line(err, source, _blamed_override(err, data, applied, source, model), model)
+                 for err in e.errors()]
     raise ConfigError("invalid config\n  " + "\n  ".join(lines) if len(lines) > 1 else lines[0])
 
 
@@ -430,7 +436,8 @@ def _error_key(err: Any) -> str:
     return ".".join(str(p) for p in err["loc"])
 
 
-def _blamed_override(err: Any, data: dict[str, Any], applied: dict[str, tuple[str, Any]], source: str) -> str | None:
+def _blamed_override(err: Any, data: dict[str, Any], applied: dict[str, tuple[str, Any]], source: str,
+                     model: type[BaseModel]) -> str | None:
     """The override behind a validation error, if any. An override that set the erring value
     (or a section holding it) is to blame; one inside an erring section (or anywhere, for an
     error of the whole config) only if the error goes away without it: a section's check
@@ -445,7 +452,7 @@ def _blamed_override(err: Any, data: dict[str, Any], applied: dict[str, tuple[st
             continue
         others = {o: v for o, v in applied.items() if o != k}
         try:
-            Config.model_validate(_with_overrides(data, others, source))
+            model.model_validate(_with_overrides(data, others, source))
             return text
         except ValidationError as e:
             if not any(_error_key(other) == key and other["msg"] == err["msg"] for other in e.errors()):
@@ -453,13 +460,13 @@ def _blamed_override(err: Any, data: dict[str, Any], applied: dict[str, tuple[st
     return None
 
 
-def _error_line(err: Any, source: str, via: str | None) -> str:
+def _error_line(err: Any, source: str, via: str | None, model: type[BaseModel]) -> str:
     key = _error_key(err) or "(top level)"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
         parent = ".".join(str(p) for p in err["loc"][:-1])
-        known = _known_keys(parent)
+        known = _known_keys(parent, model)
         if known:
             msg += f" (known keys{' of ' + parent if parent else ''}: {', '.join(known)})"
     elif "input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict):
@@ -467,8 +474,7 @@ def _error_line(err: Any, source: str, via: str | None) -> str:
     return f"{source}: {key}: {msg}" + (f" [from the override {via!r}]" if via else "")
 
 
-def _known_keys(dotted: str) -> list[str]:
-    model: type[BaseModel] = Config
+def _known_keys(dotted: str, model: type[BaseModel]) -> list[str]:
     for part in dotted.split(".") if dotted else []:
         field = model.model_fields.get(part)
         ann = field.annotation if field else None

@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 from torch import nn
 
 from agents.neural import ActorCritic, CheckpointError, central_size, read_checkpoint
@@ -45,19 +45,18 @@ from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.config import (
-    MAX_CONFIG_BYTES,
     MAX_DEALS,
     MAX_SEED,
     ConfigError,
     LoggingConfig,
     NetworkConfig,
     RulesConfig,
-    parse_override,
+    Section,
+    load_config,
 )
 from training.exit_data import DECISION_KINDS, RESULT_SCALE, ChunkJob, chunk_sizes, generate, target_stats
 from training.runlog import RunLog
 from training.runs import CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
-from training.yaml_loader import YamlError, parse_yaml
 
 CHECKPOINT_KIND = "expert_iteration"
 """The ``kind`` entry of this trainer's checkpoints (a PPO ``latest.pt`` cannot resume it)."""
@@ -68,12 +67,7 @@ ITERATION_STEP = 1000
 Log = Callable[[str], None]
 
 
-class _Section(BaseModel):
-    # As in training.config: a misspelt key is an error; no inf or NaN reaches the run.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
-
-
-class SampleConfig(_Section):
+class SampleConfig(Section):
     """The probability that a decision of each kind (with a choice) gets improved targets."""
 
     bid: float = Field(1.0, ge=0, le=1)
@@ -85,7 +79,7 @@ class SampleConfig(_Section):
         return self.bid, self.discard, self.nominate, self.play
 
 
-class GenerationConfig(_Section):
+class GenerationConfig(Section):
     """How each iteration's data are made (``training.exit_data``)."""
 
     deals: int = Field(300, gt=0, le=MAX_DEALS, description="deals played per iteration")
@@ -98,7 +92,7 @@ class GenerationConfig(_Section):
     solver_tricks: int = Field(4, ge=0, le=13, description="tricks left at which the exact solver replaces playouts")
 
 
-class FitConfig(_Section):
+class FitConfig(Section):
     """The fit of each iteration (:func:`fit`)."""
 
     objective: Literal["all_action", "cross_entropy"] = "all_action"
@@ -113,7 +107,7 @@ class FitConfig(_Section):
                                                              "standard errors (0: by the gain itself)")
 
 
-class ExitEvaluationConfig(_Section):
+class ExitEvaluationConfig(Section):
     """Duplicate evaluation of the greedy network against the heuristic."""
 
     interval: int = Field(1, ge=0, le=10_000, description="iterations between evaluations (0: none); the last always")
@@ -121,14 +115,14 @@ class ExitEvaluationConfig(_Section):
     seed: int = Field(12345, ge=0, le=MAX_SEED)
 
 
-class ExitCheckpointConfig(_Section):
+class ExitCheckpointConfig(Section):
     """Checkpoints: ``latest.pt`` and the last ``keep`` ``step_N.pt`` (one per iteration)."""
 
     dir: str | None = Field(None, description="default: <run dir>/checkpoints")
     keep: int = Field(3, gt=0, le=1000)
 
 
-class ExitConfig(_Section):
+class ExitConfig(Section):
     """A whole expert-iteration run."""
 
     seed: int = Field(1, ge=0, le=MAX_SEED)
@@ -157,55 +151,10 @@ class ExitConfig(_Section):
 # -- the config file ------------------------------------------------------------------------------
 
 def load_exit_config(path: str | Path, overrides: Iterable[str] = ()) -> ExitConfig:
-    """Read and validate an expert-iteration config (``training.yaml_loader``: safe YAML, ``1e6``
-    numbers), with ``key.sub=value`` overrides (``training.config.parse_override``). The run is
-    named after the file unless it names itself. Errors are :class:`ConfigError`, one line per
-    problem, naming the file, the key and the override that caused it."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"config file {path} does not exist")
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: {path.stat().st_size} bytes is too large for a config (at most {MAX_CONFIG_BYTES})")
-    try:
-        data = parse_yaml(path.read_text())
-    except YamlError as e:
-        raise ConfigError(f"{path}: {e}") from None
-    data = {} if data is None else data
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
-    applied = [(text, *parse_override(text)) for text in overrides]
-    for text, key, value in applied:
-        _set_dotted(data, key, value, f"{path}: override {text!r}")
-    logging = data.setdefault("logging", {})
-    if isinstance(logging, dict) and logging.get("run_name") is None:
-        logging["run_name"] = path.stem
-    try:
-        return ExitConfig.model_validate(data)
-    except ValidationError as e:
-        lines = [_error_line(err, str(path), applied) for err in e.errors()]
-    raise ConfigError(lines[0] if len(lines) == 1 else "invalid config\n  " + "\n  ".join(lines))
-
-
-def _set_dotted(data: dict[str, Any], key: str, value: Any, where: str) -> None:
-    node = data
-    parts = key.split(".")
-    for i, part in enumerate(parts[:-1]):
-        child = node.setdefault(part, {})
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            raise ConfigError(f"{where}: {'.'.join(parts[:i + 1])} is a value, not a section")
-        node = child
-    node[parts[-1]] = value
-
-
-def _error_line(err: Any, source: str, applied: list[tuple[str, str, Any]]) -> str:
-    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-    if err["type"] != "extra_forbidden" and "input" in err and not isinstance(err["input"], dict):
-        msg += f" (got {err['input']!r})"
-    blamed = [text for text, k, _ in applied if key == k or key.startswith(k + ".")]
-    return f"{source}: {key}: {msg}" + (f" [from the override {blamed[-1]!r}]" if blamed else "")
+    """Read and validate an expert-iteration config with ``key.sub=value`` overrides, through the
+    same loader as the PPO configs (:func:`training.config.load_config`: safe YAML, errors that
+    name the file, the key and the override to blame; the run named after the file)."""
+    return load_config(path, overrides, model=ExitConfig)
 
 
 # -- the network and its checkpoints ---------------------------------------------------------------

@@ -203,6 +203,25 @@ def test_bid_rollouts_on_ray_are_the_data_of_one_process(ray_address, monkeypatc
         assert np.array_equal(alone[key], on_ray[key]), key
 
 
+def test_expert_iteration_data_on_ray_are_the_data_of_one_process(ray_address):
+    pytest.importorskip("torch")
+    import torch
+
+    from agents.neural import ActorCritic
+    from five_hundred_env.rules import make_rules
+    from training.exit_data import ChunkJob, generate
+
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16], advice="heuristic")
+    weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    jobs = [ChunkJob(make_rules("australian"), seed, 1, model.spec(), weights, (0.5, 0.5, 1.0, 0.1), 0.5, 2, 3)
+            for seed in (1, 2)]
+    alone, on_ray = generate(jobs, 1, 600), generate(jobs, 1, 600, backend=Backend("ray", ray_address))
+    assert alone.keys() == on_ray.keys()
+    for key in alone:
+        assert np.array_equal(alone[key], on_ray[key]), key
+
+
 def test_a_failing_ray_task_is_named_and_not_retried(ray_address):
     with pytest.raises(WorkerError, match="job 2 failed in a worker: ValueError: no rollouts for job 2"):
         run_jobs(worker_faults.fail_on_two, list(range(4)), 1, timeout=120, backend=Backend("ray", ray_address))

@@ -41,7 +41,7 @@ from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.bid_rollouts import bid_candidates
-from training.worker_pool import run_jobs
+from training.distributed import LOCAL, Backend, run_jobs
 
 DECISION_KINDS = ("bid", "discard", "nominate", "play")
 """The kinds of decision, by the deal's phase (``kind`` in the data is the index)."""
@@ -191,9 +191,10 @@ def chunk_sizes(deals: int, chunk_deals: int) -> list[int]:
 
 
 def generate(jobs: list[ChunkJob], workers: int, timeout: float,
-             on_done: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-    """Every chunk's data, concatenated in job order (so the same whatever ``workers``)."""
-    parts = run_jobs(generate_chunk, jobs, workers, timeout, on_done=on_done)
+             on_done: Callable[[int], None] | None = None, backend: Backend = LOCAL) -> dict[str, np.ndarray]:
+    """Every chunk's data, concatenated in job order (so the same whatever ``workers`` or
+    ``backend``: local processes, or Ray tasks)."""
+    parts = run_jobs(generate_chunk, jobs, workers, timeout, on_done=on_done, backend=backend)
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 

@@ -48,12 +48,14 @@ from training.config import (
     MAX_DEALS,
     MAX_SEED,
     ConfigError,
+    DistributedConfig,
     LoggingConfig,
     NetworkConfig,
     RulesConfig,
     Section,
     load_config,
 )
+from training.distributed import Backend
 from training.exit_data import DECISION_KINDS, RESULT_SCALE, ChunkJob, chunk_sizes, generate, target_stats
 from training.runlog import RunLog
 from training.runs import CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
@@ -137,6 +139,7 @@ class ExitConfig(Section):
     evaluation: ExitEvaluationConfig = Field(default_factory=ExitEvaluationConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     checkpoint: ExitCheckpointConfig = Field(default_factory=ExitCheckpointConfig)
+    distributed: DistributedConfig = Field(default_factory=DistributedConfig)
 
     @model_validator(mode="after")
     def _a_starting_policy(self) -> ExitConfig:
@@ -343,7 +346,8 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
         bar = tqdm(total=config.generation.deals, unit="deal", desc=f"iteration {iteration}", dynamic_ncols=True)
     try:
         data = generate(jobs, config.generation.workers, config.generation.chunk_timeout,
-                        on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None)
+                        on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None,
+                        backend=Backend.from_config(config.distributed))
     finally:
         if bar:
             bar.close()

@@ -19,6 +19,9 @@ seat's last decision gets the seat's reward (its side's result, as the environme
 and is terminal. With ``env.starting_scores: uniform`` each deal starts from scores drawn over
 the game's range (:func:`draw_starting_scores`), which the observation shows; the reward is
 still the deal's result.
+
+With ``distributed.backend: ray``, :class:`ShardedCollector` collects each rollout as shards of
+these games, one Ray task each (:func:`make_collector` chooses).
 """
 
 from __future__ import annotations

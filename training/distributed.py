@@ -17,7 +17,8 @@ propagates once every job still running has been stopped.
   five-hundred-env[ray]`` and, for neural agents, torch). Ray is imported only here, only when
   the backend is used: ``pip install 'five-hundred-env[ray]'``.
 
-The PPO collector does not run here (it stays in the training process).
+On Ray, the PPO collector's shards are jobs too (:class:`training.selfplay.ShardedCollector`);
+:func:`connected` keeps one connection for a whole training run.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
@@ -98,6 +99,15 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
     ray = _import_ray()
     with _ray_connected(ray, backend, function):
         return _RayRun(ray, function, jobs, timeout, backend.max_retries).collect(on_done)
+
+
+def connected(backend: Backend, function: Callable[[Any], Any]) -> AbstractContextManager[None]:
+    """A block in which every :func:`run_jobs` on ``backend`` uses one connection to the cluster
+    (made with ``function``'s package shipped, closed at the end), instead of one per call:
+    nothing to do for the local backend."""
+    if backend.kind == "local":
+        return nullcontext()
+    return _ray_connected(_import_ray(), backend, function)
 
 
 def _call(function: Callable[[Any], Any], job: Any) -> bytes:
@@ -233,4 +243,4 @@ def _sigterm_handler_kept() -> Iterator[None]:
             signal.signal(signal.SIGTERM, before)
 
 
-__all__ = ["LOCAL", "Backend", "WorkerError", "run_jobs"]
+__all__ = ["LOCAL", "Backend", "WorkerError", "connected", "run_jobs"]

@@ -44,6 +44,7 @@ from agents.neural import ActorCritic, central_size
 from agents.registry import make_agent
 from five_hundred_env.rules import Rules
 from training.config import Config, TrainConfig, save_config
+from training.distributed import Backend, connected
 from training.runlog import RunLog
 from training.runs import (
     DiskFullError,
@@ -57,7 +58,7 @@ from training.runs import (
     read_training_checkpoint,
     save_checkpoint_file,
 )
-from training.selfplay import Rollout, SelfPlayCollector, SnapshotPool
+from training.selfplay import Rollout, SnapshotPool, collect_shard, make_collector
 from training.warmstart import WARM_START_KINDS, evaluate_policy, final_evaluation, run_warm_starts, score_ci
 
 
@@ -262,11 +263,12 @@ def ppo_loop(config: Config, rules: Rules, session: Session, run: RunFolder, run
     from tqdm import tqdm
 
     tc, oc, ev, st = config.train, config.opponents, config.evaluation, session.state
-    collector = SelfPlayCollector(rules, config, st.model, st.pool.models, st.rng, device)
+    collector = make_collector(rules, config, st.model, st.pool.models, st.rng, device)
     last_eval: dict[str, float] = {}
     session.loop_start = time.time()
-    with tqdm(total=tc.total_steps, initial=st.global_step, unit="step", unit_scale=True, dynamic_ncols=True,
-              disable=not config.logging.progress, smoothing=0.05) as bar:
+    cluster = connected(Backend.from_config(config.distributed), collect_shard)  # one connection for the run
+    with cluster, tqdm(total=tc.total_steps, initial=st.global_step, unit="step", unit_scale=True,
+                       dynamic_ncols=True, disable=not config.logging.progress, smoothing=0.05) as bar:
         while st.global_step < tc.total_steps:
             lr = tc.learning_rate * (1.0 - st.global_step / tc.total_steps) if tc.anneal_lr else tc.learning_rate
             for group in st.optimizer.param_groups:

@@ -19,6 +19,9 @@ seat's last decision gets the seat's reward (its side's result, as the environme
 and is terminal. With ``env.starting_scores: uniform`` each deal starts from scores drawn over
 the game's range (:func:`draw_starting_scores`), which the observation shows; the reward is
 still the deal's result.
+
+With ``distributed.backend: ray``, :class:`ShardedCollector` collects each rollout as shards of
+these games, one Ray task each (:func:`make_collector` chooses).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
 from training.config import Config
+from training.distributed import Backend, run_jobs
 
 OPPONENT_KINDS = ("self_play", "snapshot", "heuristic", "random")
 SELF_PLAY, SNAPSHOT, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))
@@ -299,3 +303,93 @@ class SelfPlayCollector:
         with torch.no_grad():
             logits = self.pool_models[snap].masked_logits(obs, mask)
             self.actions[games] = torch.distributions.Categorical(logits=logits).sample().cpu().numpy()
+
+
+GAMES_PER_SHARD = 16
+"""On Ray, a rollout's games are split into shards of at most this many, one task each: the
+split depends on ``train.num_envs`` alone, never on the cluster, so a rollout does not either."""
+
+SHARD_TIMEOUT_S = 3600.0
+"""How long one shard's task may take before the run stops (a stuck worker)."""
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """One Ray task of a rollout: ``config.train.num_envs`` is the shard's number of games; the
+    networks are CPU copies of the current policy and the snapshot pool, sent every rollout."""
+
+    rules: Rules
+    config: Config
+    model: ActorCritic
+    pool_models: list[ActorCritic]
+    seed: int
+
+
+def collect_shard(job: ShardJob) -> Rollout:
+    """A shard's rollout, a function of the job alone: the collector's generator and torch's
+    (which samples the policy's actions) are seeded from ``job.seed``; torch's is restored after."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(job.seed)
+        collector = SelfPlayCollector(job.rules, job.config, job.model, job.pool_models,
+                                      np.random.default_rng(job.seed), torch.device("cpu"))
+        return collector.collect()
+
+
+def concatenate_rollouts(shards: list[Rollout], games_per_shard: list[int]) -> Rollout:
+    """The shards one after the other, as one rollout: each shard's links and games shifted by
+    what comes before it (a seat's next decision still comes later), its statistics appended."""
+    whole = Rollout()
+    first_game = 0
+    for ro, games in zip(shards, games_per_shard, strict=True):
+        base = len(whole)
+        for name in ("obs", "masks", "extras", "actions", "logprobs", "values", "rewards", "done"):
+            getattr(whole, name).extend(getattr(ro, name))
+        whole.next_index.extend(i + base if i >= 0 else -1 for i in ro.next_index)
+        whole.owner.extend((game + first_game, seat) for game, seat in ro.owner)
+        whole.env_steps += ro.env_steps
+        whole.deals += ro.deals
+        for key, values in ro.stats.items():
+            whole.stats[key].extend(values)
+        first_game += games
+    return whole
+
+
+class ShardedCollector:
+    """:class:`SelfPlayCollector`'s rollouts collected by Ray tasks (``distributed.backend: ray``):
+    the ``train.num_envs`` games in shards of at most :data:`GAMES_PER_SHARD`, each shard a task
+    with the current weights and its own seed from the trainer's generator; the shards' rollouts
+    are put together in shard order. A dead worker's task is retried; a failing one stops the run
+    (:class:`training.distributed.WorkerError`)."""
+
+    def __init__(self, rules: Rules, config: Config, model: ActorCritic, pool_models: list[ActorCritic],
+                 rng: np.random.Generator, backend: Backend) -> None:
+        self.rules, self.config, self.model, self.pool_models, self.rng = rules, config, model, pool_models, rng
+        self.backend = backend
+        games = config.train.num_envs
+        self.games_per_shard = [min(GAMES_PER_SHARD, games - start) for start in range(0, games, GAMES_PER_SHARD)]
+
+    def jobs(self) -> list[ShardJob]:
+        """This rollout's shards (their seeds drawn now), with CPU copies of the networks."""
+        model = copy.deepcopy(self.model).cpu()
+        pool = [copy.deepcopy(m).cpu() for m in self.pool_models]
+        seeds = self.rng.integers(2**31, size=len(self.games_per_shard)).tolist()
+        return [ShardJob(self.rules, self._shard_config(games), model, pool, seed)
+                for games, seed in zip(self.games_per_shard, seeds, strict=True)]
+
+    def collect(self) -> Rollout:
+        """One rollout: every shard's (at least ``games × num_steps`` learner decisions each)."""
+        shards = run_jobs(collect_shard, self.jobs(), workers=1, timeout=SHARD_TIMEOUT_S, backend=self.backend)
+        return concatenate_rollouts(shards, self.games_per_shard)
+
+    def _shard_config(self, games: int) -> Config:
+        return self.config.model_copy(update={"train": self.config.train.model_copy(update={"num_envs": games})})
+
+
+def make_collector(rules: Rules, config: Config, model: ActorCritic, pool_models: list[ActorCritic],
+                   rng: np.random.Generator, device: torch.device) -> SelfPlayCollector | ShardedCollector:
+    """The rollouts' collector of the config's ``distributed`` backend: in this process
+    (``local``), or in Ray tasks (``ray``)."""
+    backend = Backend.from_config(config.distributed)
+    if backend.kind == "ray":
+        return ShardedCollector(rules, config, model, pool_models, rng, backend)
+    return SelfPlayCollector(rules, config, model, pool_models, rng, device)

@@ -253,8 +253,9 @@ class CheckpointConfig(Section):
 
 
 class DistributedConfig(Section):
-    """Where the bid rollouts' jobs run (``training.distributed``): worker processes of this
-    machine (``local``, as many as ``pretrain.bid_rollouts.workers``), or Ray tasks on a cluster."""
+    """Where the bid rollouts' jobs and the PPO rollouts run (``training.distributed``): this
+    machine (``local``: the bid rollouts in ``pretrain.bid_rollouts.workers`` processes, the PPO
+    collector in the training process), or Ray tasks on a cluster (the PPO rollouts in shards)."""
 
     backend: Literal["local", "ray"] = "local"
     address: str | None = Field(None, min_length=1, description="ray: the cluster (host:6379, auto or "

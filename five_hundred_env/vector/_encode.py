@@ -70,6 +70,7 @@ from five_hundred_env.vector._layout import (
     L_TRICKS_WON,
     L_TRUMP,
     O_N,
+    O_SIDE_OF,
     O_SIDES,
 )
 
@@ -191,7 +192,7 @@ def write_obs(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.ndar
     if st[b, F_CONTRACTOR] >= 0:
         write_play(st, b, observer, n, off, row)
     k = o[O_SIDES]
-    own = observer % 2 if n == 4 else observer
+    own = o[O_SIDE_OF + observer]
     for i in range(k):
         row[off[L_SCORES] + i] = rounded_tenth(st[b, F_SCORES + (own + i) % k])
 

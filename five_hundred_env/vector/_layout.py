@@ -71,8 +71,8 @@ NUM_FIELDS = F_TRICK_CARDS + MAX_TRICKS
 # -- the rule options (docs/rules.md §2) as one int64 vector ------------------------------------------
 (O_N, O_HAND, O_KITTY, O_BIDDING, O_REBID, O_MISERE, O_MISERE_VALUE, O_OPEN_MISERE_RANK, O_EXPOSURE,
  O_NOMINATION, O_JOKER_LEAD, O_DEFENCE, O_MISERE_DEFENCE, O_SLAM, O_WIN_NEEDS_CONTRACT, O_BOTH_JOKERS_MIN,
- O_TARGET, O_LOSING, O_SIDES, O_DECK, O_GAME_EPISODES) = range(21)
-NUM_OPTIONS = 21
+ O_TARGET, O_LOSING, O_SIDES, O_DECK, O_GAME_EPISODES, O_SIDE_OF) = range(22)
+NUM_OPTIONS = O_SIDE_OF + MAX_SEATS  # O_SIDE_OF + seat: that seat's side (Rules.side_of)
 
 OPEN_MISERE_RANK = {"between_10D_10H": 45, "highest": 50, "none": -1}  # engine.OPEN_MISERE_RANKS
 
@@ -102,6 +102,8 @@ def rule_options(rules: Rules, game_episodes: bool) -> np.ndarray:
     opts[O_SIDES] = rules.num_sides
     opts[O_DECK] = rules.deck
     opts[O_GAME_EPISODES] = game_episodes
+    for seat in range(rules.num_players):
+        opts[O_SIDE_OF + seat] = rules.side_of(seat)
     return opts
 
 

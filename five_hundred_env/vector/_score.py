@@ -23,6 +23,7 @@ from five_hundred_env.vector._layout import (
     O_MISERE_DEFENCE,
     O_MISERE_VALUE,
     O_N,
+    O_SIDE_OF,
     O_SIDES,
     O_SLAM,
     O_TARGET,
@@ -34,9 +35,9 @@ SLAM_VALUE = 250
 
 
 @njit(cache=True)
-def side_of(seat: int, n: int) -> int:
-    """Rules.side_of: seats {0, 2} and {1, 3} with four players, each seat alone with three."""
-    return seat % 2 if n == 4 else seat
+def side_of(seat: int, o: np.ndarray) -> int:
+    """Rules.side_of, from the table the options vector carries (``O_SIDE_OF + seat``)."""
+    return o[O_SIDE_OF + seat]
 
 
 
@@ -47,10 +48,10 @@ def score_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
     n = o[O_N]
     contract = st[b, F_CONTRACT]
     contractor = st[b, F_CONTRACTOR]
-    own = side_of(contractor, n)
+    own = side_of(contractor, o)
     side_tricks = np.zeros(MAX_SEATS, dtype=np.int64)
     for s in range(n):
-        side_tricks[side_of(s, n)] += st[b, F_TRICKS_WON + s]
+        side_tricks[side_of(s, o)] += st[b, F_TRICKS_WON + s]
     contractor_tricks = st[b, F_TRICKS_WON + contractor]
     misere = contract >= MISERE
     made = contractor_tricks == 0 if misere else side_tricks[own] >= 6 + (contract - 1) // 5
@@ -98,7 +99,7 @@ def end_of_game_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
     k = o[O_SIDES]
     for side in range(k):
         st[b, F_SCORES + side] += st[b, F_SCORE_CHANGE + side]
-    own = side_of(st[b, F_CONTRACTOR], o[O_N])
+    own = side_of(st[b, F_CONTRACTOR], o)
     reached = 0
     if o[O_WIN_NEEDS_CONTRACT]:
         if st[b, F_MADE] and st[b, F_SCORES + own] >= o[O_TARGET]:

@@ -54,7 +54,7 @@ def credit_deal(st: np.ndarray, b: int, o: np.ndarray, reward_mode: int, scale: 
         changes[b, side] = st[b, F_SCORE_CHANGE + side]
         total += st[b, F_SCORE_CHANGE + side]
     for seat in range(n):
-        change = st[b, F_SCORE_CHANGE + side_of(seat, n)]
+        change = st[b, F_SCORE_CHANGE + side_of(seat, o)]
         if reward_mode == ZERO_SUM:
             rewards[b, seat] = (change - (total - change) / (k - 1)) / scale
         else:

@@ -27,56 +27,80 @@ from torch import nn
 import five_hundred_env
 from agents.base import Agent
 from agents.neural import ActorCritic, hidden_cards, policy_input
+from agents.play import play_deal
 from five_hundred_env.rules import Rules
 from training.config import PretrainConfig
+
+
+class _Recorder(Agent):
+    """The teacher at one seat, writing down each decision as it makes it: the network's input,
+    the mask, the hidden cards of that moment (for a centralised critic) and the action."""
+
+    def __init__(self, teacher: Agent, seat: int, log: _Demonstrations) -> None:
+        super().__init__(teacher.rules)
+        self.teacher, self.seat, self.log = teacher, seat, log
+
+    def seed(self, seed: int | None) -> None:
+        self.teacher.seed(seed)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        action = self.teacher.act(observation)
+        self.log.record(self.seat, observation, action)
+        return action
+
+
+class _Demonstrations:
+    def __init__(self, env: five_hundred_env.raw_env, central: bool, adviser: Any) -> None:
+        self.env, self.central, self.adviser = env, central, adviser
+        self.obs: list[np.ndarray] = []
+        self.mask: list[np.ndarray] = []
+        self.extra: list[np.ndarray] = []
+        self.actions: list[int] = []
+        self.returns: list[float] = []
+        self.chains: dict[int, list[int]] = {}
+
+    def record(self, seat: int, observation: dict[str, np.ndarray], action: int) -> None:
+        self.chains.setdefault(seat, []).append(len(self.actions))
+        self.obs.append(policy_input(observation, self.adviser))
+        self.mask.append(observation["action_mask"].astype(bool))
+        if self.central:
+            self.extra.append(hidden_cards(self.env.deal, seat))  # before the action is applied
+        self.actions.append(action)
+        self.returns.append(0.0)
+
+    def end_of_deal(self, gamma: float) -> None:
+        """Rewards come only at the end of a deal: a decision ``k`` steps before a seat's last one
+        returns ``γ^k ·`` the reward the environment credits that seat (``env.rewards`` now)."""
+        for seat, chain in self.chains.items():
+            result = float(self.env.rewards[self.env.possible_agents[seat]])
+            for k, i in enumerate(reversed(chain)):
+                self.returns[i] = result * gamma**k
+        self.chains = {}
 
 
 def teacher_demonstrations(rules: Rules, teacher: Agent, deals: int, rng: np.random.Generator, central: bool,
                            reward: str = "zero_sum", reward_scale: float = 100.0, gamma: float = 1.0,
                            progress: bool = False, adviser: Any = None) -> dict[str, np.ndarray]:
-    """Every decision of ``deals`` deals played by ``teacher`` in all seats: the network's inputs
-    (observations, plus ``adviser``'s advice for a network that takes it, see
-    :func:`agents.neural.policy_input`), masks, hidden cards (for a centralised critic), the
-    teacher's actions and each decision's return."""
-    env = five_hundred_env.env(rules=rules, episode="deal", reward=reward, reward_scale=reward_scale)
-    obs_l: list[np.ndarray] = []
-    mask_l: list[np.ndarray] = []
-    extra_l: list[np.ndarray] = []
-    act_l: list[int] = []
-    ret_l: list[float] = []
+    """Every decision of ``deals`` deals played by ``teacher`` in all seats (through the one play
+    loop, :func:`agents.play.play_deal`): the network's inputs (observations, plus ``adviser``'s
+    advice for a network that takes it, see :func:`agents.neural.policy_input`), masks, hidden
+    cards (for a centralised critic), the teacher's actions and each decision's return."""
+    env = five_hundred_env.raw_env(rules=rules, episode="deal", reward=reward, reward_scale=reward_scale)
+    demos = _Demonstrations(env, central, adviser)
+    seats = [_Recorder(teacher, seat, demos) for seat in range(rules.num_players)]
     bar = _bar(deals, "teacher deals", "deal", progress)
     for _ in range(deals):
         teacher.seed(int(rng.integers(2**31)))
-        env.reset(seed=int(rng.integers(2**31)))
-        chains: dict[int, list[int]] = {}
-        final: dict[int, float] = {}
-        for name in env.agent_iter():
-            obs, reward_seen, term, trunc, _ = env.last()
-            seat = int(name.rsplit("_", 1)[1])
-            if term or trunc:
-                final[seat] = float(reward_seen)  # the deal's result, shown once it is over
-                env.step(None)
-                continue
-            action = teacher.act(obs)
-            chains.setdefault(seat, []).append(len(act_l))
-            obs_l.append(policy_input(obs, adviser))
-            mask_l.append(obs["action_mask"].astype(bool))
-            if central:
-                extra_l.append(hidden_cards(env.unwrapped.deal, seat))
-            act_l.append(action)
-            ret_l.append(0.0)
-            env.step(action)
-        for seat, chain in chains.items():  # rewards come only at the end of a deal: G = γ^k · result
-            for k, i in enumerate(reversed(chain)):
-                ret_l[i] = final.get(seat, 0.0) * gamma**k
+        play_deal(env, seats, seed=int(rng.integers(2**31)),
+                  on_turn=lambda turn: demos.end_of_deal(gamma) if turn.deal.is_over else None)
         if bar:
             bar.update(1)
     if bar:
         bar.close()
     return {
-        "obs": np.stack(obs_l), "mask": np.stack(mask_l),
-        "extra": np.stack(extra_l) if central else np.zeros((len(act_l), 0), dtype=np.int8),
-        "actions": np.asarray(act_l, dtype=np.int64), "returns": np.asarray(ret_l, dtype=np.float32),
+        "obs": np.stack(demos.obs), "mask": np.stack(demos.mask),
+        "extra": np.stack(demos.extra) if central else np.zeros((len(demos.actions), 0), dtype=np.int8),
+        "actions": np.asarray(demos.actions, dtype=np.int64), "returns": np.asarray(demos.returns, dtype=np.float32),
     }
 
 

@@ -177,6 +177,9 @@ class ActionTable:
     rules: Rules
     universal: tuple[int, ...] = field(init=False)
     compact: tuple[int, ...] = field(init=False)
+    mask_bit: tuple[int, ...] = field(init=False)
+    """Per universal id, its bit in an action mask built as an integer (``1 << compact id``; 0 for
+    an action this deck does not have): how the encoder ORs the mask into one unpack."""
 
     def __post_init__(self) -> None:
         deck = self.rules.deck
@@ -191,6 +194,7 @@ class ActionTable:
             compact[u] = i
         object.__setattr__(self, "universal", tuple(ids))
         object.__setattr__(self, "compact", tuple(compact))
+        object.__setattr__(self, "mask_bit", tuple(0 if c < 0 else 1 << c for c in compact))
 
     def __len__(self) -> int:
         return len(self.universal)

@@ -169,7 +169,6 @@ class raw_env(AECEnv):
         self.actions = ActionTable(self.rules)
         self._universal = self.actions.universal
         self.encoder = ObservationEncoder(self.rules)
-        self._mask_bit = [0 if c < 0 else 1 << c for c in self.actions.compact]  # universal id -> mask bit
         num_actions = len(self.actions)
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         dtype = np.dtype(observation_dtype)
@@ -297,7 +296,7 @@ class raw_env(AECEnv):
         mask = 0
         # An agent that is done (its entries removed, or terminated/truncated) gets an all-zero mask.
         if deal.to_act == seat and not self.terminations.get(agent, True) and not self.truncations.get(agent, True):
-            mask_bit = self._mask_bit
+            mask_bit = self.actions.mask_bit
             for u in deal.legal_actions():
                 mask |= mask_bit[u]
         size = self.encoder.size

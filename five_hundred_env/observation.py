@@ -82,7 +82,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from five_hundred_env.actions import PASS
+from five_hundred_env.actions import PASS, ActionTable
 from five_hundred_env.cards import JOKER1, NUM_CARDS
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, Phase
 from five_hundred_env.rules import PRESETS, Rules, make_rules
@@ -204,6 +204,16 @@ class ObservationEncoder:
         if scores is not None and any(scores):
             vec[self._scores] = self.relative_scores(scores, observer)
         return vec
+
+    def encode_turn(self, deal: Deal, table: ActionTable, scores: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+        """What the environment's ``observe()`` gives the seat to act — its observation and action
+        mask — built straight from a deal, for search and rollouts that play deals out on the
+        engine without the AEC bookkeeping."""
+        mask, bit = 0, table.mask_bit
+        for action in deal.legal_actions():
+            mask |= bit[action]
+        vec = self.encode(deal, deal.to_act, scores, mask, len(table))
+        return {"observation": vec[:self.size], "action_mask": vec[self.size:]}
 
     def unpack(self, bits: int, count: int) -> np.ndarray:
         """A fresh ``int8`` 0/1 array of ``count`` elements: element ``i`` is bit ``i`` of ``bits``."""

@@ -20,8 +20,8 @@ import numpy as np
 
 from five_hundred_env.actions import action_to_str
 from five_hundred_env.cards import JOKER1, RANKS, card_rank, card_suit
-from five_hundred_env.engine import EFFECTIVE_SUIT, Deal, Game, Phase
-from five_hundred_env.render import TRUMPS, hand_groups, side_labels
+from five_hundred_env.engine import Deal, Game, Phase
+from five_hundred_env.render import TRUMPS, hand_groups, is_trump, side_labels
 
 if TYPE_CHECKING:
     from PIL import ImageDraw
@@ -158,7 +158,7 @@ def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = 
     for seat, card in trick:
         dx, dy = offsets[(seat - viewer) % n]
         _card(draw, card, WIDTH / 2 + dx - CARD_W / 2, (HEIGHT - 80) / 2 + dy - CARD_H / 2, rules.two_jokers,
-              _is_trump(deal, card))
+              is_trump(deal, card))
 
     # the viewer's hand along the bottom, trumps first and framed in gold
     cards = [(card, group == TRUMPS) for group, group_cards in hand_groups(deal, viewer) for card in group_cards]
@@ -167,10 +167,6 @@ def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = 
     for i, (card, trump) in enumerate(cards):
         _card(draw, card, x0 + i * step, HEIGHT - CARD_H - 22, rules.two_jokers, trump)
     return np.asarray(img, dtype=np.uint8)
-
-
-def _is_trump(deal: Deal, card: int) -> bool:
-    return deal.trump >= 0 and EFFECTIVE_SUIT[deal.ctx][card] == deal.trump
 
 
 def _other_hand(draw: ImageDraw.ImageDraw, deal: Deal, seat: int, cx: float, cy: float, exposed: bool) -> None:

@@ -422,3 +422,26 @@ def test_the_layout_tiles_the_vector_and_decodes_by_name(preset):
         assert np.array_equal(parts[name].ravel(), vector[offset:offset + int(np.prod(shape))])
     hand_at, _ = encoder.layout["hand"]
     assert vector[hand_at:hand_at + 46].sum() == 10  # the observer's ten cards, where "hand" says
+
+
+@pytest.mark.parametrize("preset", ["australian", "italian_3p", "french_46"])
+def test_encode_turn_is_what_observe_gives_the_seat_to_act(preset):
+    """ObservationEncoder.encode_turn (search and rollouts, straight on the engine) equals the
+    environment's observe() of the acting agent, observation and mask, at every step."""
+    import random as _random
+
+    from five_hundred_env import env as make_env
+
+    e = make_env(rules=preset)
+    e.reset(seed=3)
+    u = e.unwrapped
+    pick = _random.Random(1)
+    for _agent in e.agent_iter():
+        obs, _r, term, trunc, _i = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        turn = u.encoder.encode_turn(u.deal, u.actions, u.game.scores)
+        assert np.array_equal(turn["observation"], obs["observation"])
+        assert np.array_equal(turn["action_mask"], obs["action_mask"])
+        e.step(pick.choice(np.flatnonzero(obs["action_mask"]).tolist()))

@@ -65,10 +65,7 @@ class _Simulator:
         self.adviser = make_adviser("heuristic", rules)
 
     def observe(self, deal: Deal) -> dict[str, np.ndarray]:
-        mask = np.zeros(len(self.table), dtype=np.int8)
-        for u in deal.legal_actions():
-            mask[self.table.compact[u]] = 1
-        return {"observation": self.encoder.encode(deal, deal.to_act), "action_mask": mask}
+        return self.encoder.encode_turn(deal, self.table)
 
     def heuristic_action(self, obs: dict[str, np.ndarray]) -> int:
         """The heuristic's choice as a universal action id."""

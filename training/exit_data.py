@@ -100,10 +100,7 @@ class _Chunk:
         self.values: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "extra", "returns")}
 
     def observe(self, deal: Deal) -> dict[str, np.ndarray]:
-        mask = np.zeros(len(self.table), dtype=np.int8)
-        for u in deal.legal_actions():
-            mask[self.table.compact[u]] = 1
-        return {"observation": self.encoder.encode(deal, deal.to_act), "action_mask": mask}
+        return self.encoder.encode_turn(deal, self.table)
 
     def greedy(self, x: np.ndarray, mask: np.ndarray) -> int:
         """The network's greedy compact action for a policy input (what ``self.agent`` plays)."""

@@ -38,11 +38,7 @@ def policy_play_out(rules: Rules, policy: Policy) -> PlayOut:
 
     def play_out(deal: Deal) -> None:
         while not deal.is_over:
-            mask = np.zeros(len(table), dtype=np.int8)
-            for u in deal.legal_actions():
-                mask[table.compact[u]] = 1
-            obs = {"observation": encoder.encode(deal, deal.to_act), "action_mask": mask}
-            deal.apply_action(table.universal[policy(obs)])
+            deal.apply_action(table.universal[policy(encoder.encode_turn(deal, table))])
 
     return play_out
 

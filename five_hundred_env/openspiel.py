@@ -23,7 +23,8 @@ One OpenSpiel game plays one deal over the same engine as the PettingZoo environ
   joker leads' suits), so it serves as the information state; the one thing it does not keep is
   the order of the contractor's own kitty discards, which changes nothing in the game.
 
-Every rule option is a game parameter (``both_jokers_min_bid`` 0 means off).
+Every rule option is a game parameter; one left out keeps the preset's own value (switches are
+0/1, ``both_jokers_min_bid`` 0 means off).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from five_hundred_env.actions import NO_NOMINATION, ActionTable, action_to_str
 from five_hundred_env.cards import card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
-from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.rules import BOOL_OPTIONS, FIXED_BY_PRESET, OPTION_CHOICES, Rules, make_rules
 
 try:
     import pyspiel
@@ -50,12 +51,27 @@ MAX_UTILITY = 700.0
 """A bound on any side's zero-sum result of one deal (a lost 10NT against 100 defence points is −620)."""
 
 
-def _parameter_defaults() -> dict[str, Any]:
-    defaults = make_rules("australian").to_dict()
-    for name in ("num_players", "hand_size", "kitty_size"):  # fixed by the preset
-        defaults.pop(name)
-    defaults["both_jokers_min_bid"] = 0
-    return defaults
+# OpenSpiel fills every parameter a caller leaves out with its default, so an option's default
+# must mean "the preset's own value" (not the australian one): "" for the named choices, 0 for the
+# numbers (no option may be 0), -1 for the switches (0 off, 1 on) and for both_jokers_min_bid
+# (0 off). Options are passed only where they differ from the preset.
+_OPTION_FIELDS = [f for f in dataclasses.fields(Rules) if f.name not in ("preset", *FIXED_BY_PRESET)]
+_PRESET_VALUE: dict[str, Any] = {
+    f.name: "" if f.name in OPTION_CHOICES else -1 if f.name in BOOL_OPTIONS or f.name == "both_jokers_min_bid" else 0
+    for f in _OPTION_FIELDS
+}
+
+
+def _to_parameter(name: str, value: Any) -> Any:
+    if name in BOOL_OPTIONS:
+        return int(value)
+    return 0 if name == "both_jokers_min_bid" and value is None else value
+
+
+def _from_parameter(name: str, value: Any) -> Any:
+    if name in BOOL_OPTIONS:
+        return bool(value)
+    return None if name == "both_jokers_min_bid" and value == 0 else value
 
 
 _GAME_TYPE = pyspiel.GameType(
@@ -72,28 +88,23 @@ _GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification=_parameter_defaults(),
+    parameter_specification={"preset": "australian", **_PRESET_VALUE},
 )
 
 
 def rules_of(params: dict[str, Any]) -> Rules:
-    """The rules a game's parameters name (OpenSpiel parameters back to :class:`Rules`)."""
-    options = dict(params)
-    preset = options.pop("preset", "australian")
-    if options.get("both_jokers_min_bid") == 0:
-        options["both_jokers_min_bid"] = None
-    base = make_rules(preset).to_dict()
-    # parameters left at the australian defaults take the preset's own value
-    defaults = _parameter_defaults()
-    changed = {k: v for k, v in options.items() if k in defaults and v != defaults[k] and v != base.get(k)}
-    return make_rules(preset, **changed)
+    """The rules a game's parameters name: the preset, with every option not left at its
+    "the preset's value" default overridden."""
+    options = {name: _from_parameter(name, value) for name, value in params.items()
+               if name in _PRESET_VALUE and value != _PRESET_VALUE[name]}
+    return make_rules(params.get("preset", "australian"), **options)
 
 
 class FiveHundredGame(pyspiel.Game):
     """One deal of Five Hundred under the rules its parameters name."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
-        params = {**_parameter_defaults(), **(params or {})}
+        params = {"preset": "australian", **_PRESET_VALUE, **(params or {})}
         rules = rules_of(params)
         actions, _encoder = _tables(rules)
         info = pyspiel.GameInfo(
@@ -249,9 +260,10 @@ class FiveHundredObserver:
 def load_game(rules: str | Rules = "australian", **options: Any) -> pyspiel.Game:
     """The OpenSpiel game of one deal under a preset (or ``Rules``) with options overridden."""
     rules = make_rules(rules, **options)
-    params = {k: v for k, v in dataclasses.asdict(rules).items() if k in _parameter_defaults()}
-    params["both_jokers_min_bid"] = params["both_jokers_min_bid"] or 0
-    return pyspiel.load_game(SHORT_NAME, params)
+    preset = make_rules(rules.preset)
+    params = {f.name: _to_parameter(f.name, getattr(rules, f.name)) for f in _OPTION_FIELDS
+              if getattr(rules, f.name) != getattr(preset, f.name)}
+    return pyspiel.load_game(SHORT_NAME, {"preset": rules.preset, **params})
 
 
 pyspiel.register_game(_GAME_TYPE, FiveHundredGame)

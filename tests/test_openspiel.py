@@ -12,6 +12,7 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 from five_hundred_env import env as make_env  # noqa: E402
+from five_hundred_env import make_rules  # noqa: E402
 from five_hundred_env.actions import ActionTable, action_card, is_card_action, is_joker_lead, parse_action  # noqa: E402
 from five_hundred_env.cards import card_to_str, mask_to_cards  # noqa: E402
 from five_hundred_env.openspiel import load_game, rules_of  # noqa: E402
@@ -43,6 +44,11 @@ def test_rule_options_are_game_parameters() -> None:
     rules = rules_of(game.get_parameters())
     assert rules.preset == "french_46" and rules.both_jokers_min_bid == 8 and rules.kitty_size == 6
     assert rules_of(load_game("italian_3p").get_parameters()).bidding == "single_round"
+    # an override equal to another preset's default still counts, and a partial parameter set
+    # given to OpenSpiel by name keeps the preset's own options
+    assert rules_of(load_game("italian_3p", slam_bonus=True).get_parameters()).slam_bonus is True
+    assert rules_of(pyspiel.load_game("python_five_hundred", {"preset": "italian_3p"}).get_parameters()) \
+        == make_rules("italian_3p")
     assert load_game("italian_3p").num_players() == 3
 
 

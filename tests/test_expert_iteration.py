@@ -193,3 +193,55 @@ def test_an_epoch_whose_held_out_gain_is_within_the_noise_is_not_kept():
             device=torch.device("cpu"), log=lambda _: None)
         kept[z] = all(torch.equal(start[k], v) for k, v in model.state_dict().items())
     assert kept == {0.0: False, 2.0: True}
+
+
+def test_the_heuristic_as_base_policy_plays_the_deals_and_card_plays_are_rolled_out_on_the_deal():
+    """``generation.base: heuristic``: every target's own action is the heuristic's move (advantage 0),
+    and with ``play_targets: rollout`` a card play's advantages are single playouts of the real deal
+    (§7: every legal card a candidate), hence the same numbers as ``world_action_values`` there."""
+    job = _fresh_job(4, 2, (0.0, 0.0, 0.0, 1.0))
+    job = ChunkJob(**{**job.__dict__, "base": "heuristic", "play_targets": "rollout"})
+    data = generate_chunk(job)
+    heuristic = HeuristicAgent(RULES, seed=0)
+    play_out = policy_play_out(RULES, heuristic.act)
+    rng = random.Random(job.seed)
+    deal = Deal.new(RULES, rng, dealer=rng.randrange(RULES.num_players))
+    from five_hundred_env.actions import ActionTable
+    from five_hundred_env.observation import ObservationEncoder
+
+    table, encoder, checked = ActionTable(RULES), ObservationEncoder(RULES), 0
+    while not deal.is_over and checked < 3:
+        obs = encoder.encode_turn(deal, table)
+        move = table.universal[heuristic.act(obs)]
+        if deal.phase == Phase.PLAY and len(deal.legal_actions()) > 1:
+            values = world_action_values(deal, deal.legal_actions(), RULES.side_of(deal.to_act), play_out)
+            row = data["advantages"][checked]
+            assert data["action"][checked] == table.compact[move]
+            for a, v in values.items():
+                assert row[table.compact[a]] == pytest.approx((v - values[move]) / 100, abs=1e-4)
+            checked += 1
+        deal.apply_action(move)
+    assert checked == 3
+
+
+def test_an_iteration_reads_its_cached_data_instead_of_playing_again(tmp_path: Path, monkeypatch):
+    """``generation.cache``: a second run over the same deals reads data_1.npz (``generate`` is not
+    called) and ends with the very same network; other settings mean other deals, played again."""
+    import training.expert_iteration as exit_module
+
+    extra = ("iterations=1", "generation.cache=true", "generation.base=heuristic", "generation.play_targets=rollout")
+    assert _run(tmp_path, "a", *extra) == 0
+    assert (tmp_path / "a" / "data_1.npz").is_file()
+    for name in ("b", "c"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "data_1.npz").write_bytes((tmp_path / "a" / "data_1.npz").read_bytes())
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the data should have come from the cache")
+
+    monkeypatch.setattr(exit_module, "generate", refuse)
+    assert _run(tmp_path, "b", *extra) == 0
+    a, b = (read_checkpoint(tmp_path / name / "final.pt")["model"] for name in ("a", "b"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(AssertionError, match="from the cache"):  # other deals: the cache is stale
+        _run(tmp_path, "c", *extra, "generation.deals=5")

@@ -25,14 +25,18 @@ policy playing them out acts on observations only.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
 from agents.search.sampling import InfoSet
 from agents.search.values import pimc_action_values, policy_play_out, world_action_values
@@ -67,6 +71,12 @@ class ChunkJob:
     """Probability that a decision is kept as a sample for the critic."""
     worlds: int
     solver_tricks: int
+    base: str = "policy"
+    """``policy``: the network plays the deals and the playouts; ``heuristic``: the heuristic does
+    (one improvement step over the heuristic)."""
+    play_targets: str = "pimc"
+    """``pimc``: card-play targets over sampled worlds; ``rollout``: one playout per legal card on
+    the real deal."""
 
 
 @contextlib.contextmanager
@@ -93,7 +103,8 @@ class _Chunk:
         model.load_state_dict({k: torch.from_numpy(v) for k, v in job.weights.items()})
         self.model = model.eval()
         self.agent = NeuralAgent(job.rules, 0, model=self.model, greedy=True)
-        self.play_out = policy_play_out(job.rules, self.agent.act)
+        self.heuristic = HeuristicAgent(job.rules, 0) if job.base == "heuristic" else None
+        self.play_out = policy_play_out(job.rules, self.heuristic.act if self.heuristic else self.agent.act)
         self.central = self.model.critic_extra > 0
         self.rng = random.Random(job.seed)
         self.targets: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "candidates", "advantages", "kind", "action")}
@@ -114,7 +125,7 @@ class _Chunk:
         while not deal.is_over:
             obs = self.observe(deal)
             x = policy_input(obs, self.agent.adviser)
-            compact = self.greedy(x, obs["action_mask"])
+            compact = self.heuristic.act(obs) if self.heuristic else self.greedy(x, obs["action_mask"])
             action = self.table.universal[compact]
             side = self.rules.side_of(deal.to_act)
             if self.rng.random() < self.job.value_rate:
@@ -134,7 +145,7 @@ class _Chunk:
     def add_target(self, deal: Deal, kind: int, legal: list[int], action: int, x: np.ndarray, mask: np.ndarray) -> None:
         """Score the candidates of one decision and keep their advantages over ``action``."""
         seat = deal.to_act
-        if DECISION_KINDS[kind] == "play":
+        if DECISION_KINDS[kind] == "play" and self.job.play_targets == "pimc":
             values = pimc_action_values(InfoSet.from_deal(deal, seat), legal, self.job.worlds, self.rng,
                                         self.play_out, self.job.solver_tricks)
         else:
@@ -210,3 +221,22 @@ def target_stats(data: dict[str, np.ndarray]) -> dict[str, float]:
     out["best_gain"] = float(best.mean() * RESULT_SCALE) if len(best) else 0.0
     out["improvable"] = float((best > 0).mean()) if len(best) else 0.0
     return out
+
+
+def read_cache(path: Path, key: str) -> dict[str, np.ndarray] | None:
+    """The data cached at ``path`` if they were made for ``key`` (else ``None``: a stale or damaged
+    cache is played again, never trusted)."""
+    try:
+        with np.load(path) as saved:
+            if str(saved["key"]) != key:
+                return None
+            return {k: saved[k] for k in saved.files if k != "key"}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+
+
+def write_cache(path: Path, key: str, data: dict[str, np.ndarray]) -> None:
+    """Written whole, then moved into place: never a truncated cache."""
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, key=np.array(key), **data)
+    os.replace(tmp, path)

@@ -27,6 +27,8 @@ on the number of workers. ``docs/expert_iteration.md`` describes the method and 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import sys
 import time
@@ -56,9 +58,18 @@ from training.config import (
     load_config,
 )
 from training.distributed import Backend
-from training.exit_data import DECISION_KINDS, RESULT_SCALE, ChunkJob, chunk_sizes, generate, target_stats
+from training.exit_data import (
+    DECISION_KINDS,
+    RESULT_SCALE,
+    ChunkJob,
+    chunk_sizes,
+    generate,
+    read_cache,
+    target_stats,
+    write_cache,
+)
 from training.runlog import RunLog
-from training.runs import CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
+from training.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
 
 CHECKPOINT_KIND = "expert_iteration"
 """The ``kind`` entry of this trainer's checkpoints (a PPO ``latest.pt`` cannot resume it)."""
@@ -92,6 +103,15 @@ class GenerationConfig(Section):
     value_rate: float = Field(0.25, gt=0, le=1, description="share of all decisions kept for the critic")
     worlds: int = Field(8, gt=0, le=1000, description="PIMC worlds per card-play target")
     solver_tricks: int = Field(4, ge=0, le=13, description="tricks left at which the exact solver replaces playouts")
+    base: Literal["policy", "heuristic"] = Field(
+        "policy", description="the policy that plays the deals and the playouts and whose choices the advantages are "
+                              "measured against: the current network, or the heuristic (one improvement step over "
+                              "it, ~10x cheaper per playout)")
+    play_targets: Literal["pimc", "rollout"] = Field(
+        "pimc", description="card-play targets by PIMC over `worlds` sampled worlds (no hidden card), or by one "
+                            "playout of each legal card on the real deal, as the bids are")
+    cache: bool = Field(False, description="keep each iteration's data in <run dir>/data_N.npz; a later run over "
+                                           "the very same deals (same settings, seeds and weights) reads them")
 
 
 class FitConfig(Section):
@@ -316,7 +336,8 @@ def _seeds(config: ExitConfig, iteration: int, count: int) -> list[int]:
 def _jobs(config: ExitConfig, rules: Rules, model: ActorCritic, seeds: list[int]) -> list[ChunkJob]:
     g = config.generation
     weights = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
-    return [ChunkJob(rules, seed, deals, model.spec(), weights, g.sample.rates(), g.value_rate, g.worlds, g.solver_tricks)
+    return [ChunkJob(rules, seed, deals, model.spec(), weights, g.sample.rates(), g.value_rate, g.worlds, g.solver_tricks,
+                     g.base, g.play_targets)
             for seed, deals in zip(seeds, chunk_sizes(g.deals, g.chunk_deals), strict=True)]
 
 
@@ -333,9 +354,25 @@ def _evaluation_due(config: ExitConfig, iteration: int) -> bool:
     return config.evaluation.deals > 0 and every > 0 and (iteration % every == 0 or iteration == config.iterations)
 
 
+def _data_key(config: ExitConfig, rules: Rules, model: ActorCritic, seeds: list[int]) -> str:
+    """What an iteration's data depend on: the rules, the generation settings but the workers, the
+    seeds and (unless the heuristic is the base policy) the network's weights."""
+    generation = {k: v for k, v in config.generation.model_dump(mode="json").items() if k not in ("workers", "chunk_timeout", "cache")}
+    digest = ""
+    if config.generation.base == "policy":
+        h = hashlib.sha256(json.dumps(model.spec(), sort_keys=True).encode())
+        for name, tensor in sorted(model.state_dict().items()):
+            h.update(name.encode())
+            h.update(tensor.detach().cpu().numpy().tobytes())
+        digest = h.hexdigest()
+    return json.dumps({"rules": rules.to_dict(), "generation": generation, "seeds": seeds, "weights": digest},
+                      sort_keys=True)
+
+
 def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteration: int, runlog: RunLog,
-                  log: Log) -> dict[str, Any]:
-    """Iteration ``iteration`` (1-based): generate, fit, evaluate; returns its ``progress.csv`` row."""
+                  log: Log, run_dir: Path) -> dict[str, Any]:
+    """Iteration ``iteration`` (1-based): generate (or read the data cached in ``run_dir`` for
+    exactly these deals), fit, evaluate; returns its ``progress.csv`` row."""
     started = time.time()
     seeds = _seeds(config, iteration, len(chunk_sizes(config.generation.deals, config.generation.chunk_deals)) + 1)
     jobs = _jobs(config, rules, model, seeds[1:])
@@ -344,13 +381,21 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
         from tqdm import tqdm
 
         bar = tqdm(total=config.generation.deals, unit="deal", desc=f"iteration {iteration}", dynamic_ncols=True)
-    try:
-        data = generate(jobs, config.generation.workers, config.generation.chunk_timeout,
-                        on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None,
-                        backend=Backend.from_config(config.distributed))
-    finally:
-        if bar:
-            bar.close()
+    cache = run_dir / f"data_{iteration}.npz"
+    key = _data_key(config, rules, model, seeds)
+    data = read_cache(cache, key)
+    if data is None:
+        try:
+            data = generate(jobs, config.generation.workers, config.generation.chunk_timeout,
+                            on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None,
+                            backend=Backend.from_config(config.distributed))
+        finally:
+            if bar:
+                bar.close()
+        if config.generation.cache:
+            write_cache(cache, key, data)
+    elif bar:
+        bar.close()
     generated = time.time()
     stats = target_stats(data)
     counts = ", ".join(f"{int(stats[kind + '_targets'])} {kind}" for kind in DECISION_KINDS)
@@ -410,7 +455,9 @@ def train_exit(config: ExitConfig, resume: bool = False, overwrite: bool = False
     start = time.time()
     try:
         for iteration in range(done + 1, config.iterations + 1):
-            row = run_iteration(config, rules, model, iteration, runlog, log)
+            if config.generation.cache:
+                run.manifest.add(run.run_dir / f"data_{iteration}.npz", CACHE)
+            row = run_iteration(config, rules, model, iteration, runlog, log, run.run_dir)
             row["time_s"] = time_before + time.time() - start
             runlog.write(row)
             write_checkpoint(run, _payload(model, rules, config, iteration, row["time_s"]), config.checkpoint.keep,

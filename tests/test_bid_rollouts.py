@@ -15,10 +15,11 @@ import numpy as np  # noqa: E402
 import five_hundred_env  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import ActorCritic, load_agent  # noqa: E402
+from agents.search.values import bid_candidates  # noqa: E402
 from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_action  # noqa: E402
 from five_hundred_env.engine import Deal, Phase, deal_to_cards  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
-from training.bid_rollouts import _chunk, _held_out_start, bid_candidates, improve_bidding, rollout_targets  # noqa: E402
+from training.bid_rollouts import _chunk, _held_out_start, improve_bidding, rollout_targets  # noqa: E402
 from training.cli import main  # noqa: E402
 from training.config import BidRolloutConfig, ConfigError, config_from_dict  # noqa: E402
 from training.ppo import train  # noqa: E402

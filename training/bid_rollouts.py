@@ -40,7 +40,8 @@ import torch
 from torch import nn
 
 from agents.neural import ActorCritic, make_adviser, policy_input
-from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_strain, is_trick_bid
+from agents.search.values import bid_candidates
+from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
@@ -75,18 +76,6 @@ class _Simulator:
         while not deal.is_over:
             deal.apply_action(self.heuristic_action(self.observe(deal)))
         return deal
-
-
-def bid_candidates(legal: list[int], advised: int) -> list[int]:
-    """The bids rolled out at a decision: PASS, the advised bid, the cheapest legal bid of each
-    strain, misère and open misère (those of them that are legal), in id order."""
-    cheapest: dict[int, int] = {}
-    for u in legal:
-        if is_trick_bid(u):
-            strain = bid_strain(u)
-            cheapest[strain] = min(u, cheapest.get(strain, u))
-    wanted = {PASS, advised, MISERE, OPEN_MISERE, *cheapest.values()}
-    return sorted(wanted & set(legal))
 
 
 def _chunk(args: tuple[Rules, int, int, float]) -> dict[str, np.ndarray]:

@@ -8,7 +8,7 @@ the critic: the network's input, and the deal's zero-sum result for the acting s
 advantage over the policy's own choice kept — the improvement step of policy iteration, with the
 current network as the base policy:
 
-* **bids** (``training.bid_rollouts.bid_candidates``: pass, the policy's bid, the cheapest bid of
+* **bids** (``agents.search.values.bid_candidates``: pass, the policy's bid, the cheapest bid of
   each strain, misère, open misère), **discards** and **nominations** (every legal action): the
   very same deal is cloned, the candidate applied and the deal played out by the current policy
   (common random numbers: the candidates differ only in the candidate);
@@ -39,12 +39,11 @@ import torch
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
 from agents.search.sampling import InfoSet
-from agents.search.values import pimc_action_values, policy_play_out, world_action_values
+from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
-from training.bid_rollouts import bid_candidates
 from training.distributed import LOCAL, Backend, run_jobs
 
 DECISION_KINDS = ("bid", "discard", "nominate", "play")

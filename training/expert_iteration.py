@@ -357,7 +357,8 @@ def _evaluation_due(config: ExitConfig, iteration: int) -> bool:
 def _data_key(config: ExitConfig, rules: Rules, model: ActorCritic, seeds: list[int]) -> str:
     """What an iteration's data depend on: the rules, the generation settings but the workers, the
     seeds and (unless the heuristic is the base policy) the network's weights."""
-    generation = {k: v for k, v in config.generation.model_dump(mode="json").items() if k not in ("workers", "chunk_timeout", "cache")}
+    settings = config.generation.model_dump(mode="json")
+    generation = {k: v for k, v in settings.items() if k not in ("workers", "chunk_timeout", "cache")}
     digest = ""
     if config.generation.base == "policy":
         h = hashlib.sha256(json.dumps(model.spec(), sort_keys=True).encode())

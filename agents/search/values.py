@@ -18,7 +18,7 @@ import numpy as np
 
 from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.solver import action_values, side_scores
-from five_hundred_env.actions import ActionTable
+from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_strain, is_trick_bid
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
@@ -90,3 +90,15 @@ def solved_result(deal: Deal, tricks: int, side: int) -> float:
     change = side_scores(deal, tricks)
     contractor_result = change[own] - (sum(change) - change[own]) / (k - 1)
     return contractor_result if side == own else -contractor_result / (k - 1)
+
+
+def bid_candidates(legal: list[int], advised: int) -> list[int]:
+    """The bids rolled out at a decision: PASS, the advised bid, the cheapest legal bid of each
+    strain, misère and open misère (those of them that are legal), in id order."""
+    cheapest: dict[int, int] = {}
+    for u in legal:
+        if is_trick_bid(u):
+            strain = bid_strain(u)
+            cheapest[strain] = min(u, cheapest.get(strain, u))
+    wanted = {PASS, advised, MISERE, OPEN_MISERE, *cheapest.values()}
+    return sorted(wanted & set(legal))

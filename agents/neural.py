@@ -18,14 +18,18 @@ heuristic's moves greedily (its policy head starts near zero), and training lear
 deviate. The advice is computed from the seat's own observation only, so nothing hidden leaks.
 
 :class:`NeuralAgent` wraps a trained network in the common :class:`~agents.base.Agent`
-interface; :func:`load_agent` builds one from a checkpoint written by ``training.ppo``.
+interface; :func:`load_agent` builds one from a checkpoint written by ``training.ppo`` or
+``training.expert_iteration``, or from a *policy file* (:func:`export_policy`: the actor alone,
+in float16 by default, what ships in ``agents/pretrained/``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import warnings
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,12 @@ from five_hundred_env.rules import Rules, make_rules
 
 CHECKPOINT_FORMAT = "five-hundred-ppo/1"
 """The ``format`` entry of every checkpoint; bump it when the layout changes."""
+
+POLICY_FORMAT = "five-hundred-policy/1"
+"""The ``format`` entry of a *policy file* (:func:`export_policy`): the actor only, for playing."""
+
+POLICY_DTYPES = {"float16": torch.float16, "float32": torch.float32}
+"""The precisions a policy file's weights may be stored in (they are always played in float32)."""
 
 MASK_VALUE = -1e8
 """The logit of an illegal action: far below any real logit, yet finite, so that softmax,
@@ -71,6 +81,10 @@ class CheckpointError(ValueError):
     (wrong types, an impossible network) or holding non-finite weights."""
 
 
+class PolicyOnlyError(CheckpointError):
+    """A value (the critic) asked of a network loaded from a policy file, which has none."""
+
+
 def _mlp(sizes: list[int], activation: str, out: int, out_gain: float) -> nn.Sequential:
     act = dict(zip(ACTIVATIONS, (nn.ReLU, nn.Tanh), strict=True))[activation]
     layers: list[nn.Module] = []
@@ -90,7 +104,10 @@ def _init(layer: nn.Linear, gain: float) -> nn.Linear:
 
 class ActorCritic(nn.Module):
     """Separate actor and critic MLPs over the observation vector (plus hidden cards for a
-    centralised critic). ``spec()`` returns the constructor arguments, stored in checkpoints."""
+    centralised critic). ``spec()`` returns the constructor arguments, stored in checkpoints.
+
+    With ``policy_only`` the critic is not built (a network loaded from a policy file, for
+    playing): :meth:`value`, and everything that needs it, raises :class:`PolicyOnlyError`."""
 
     def __init__(
         self,
@@ -103,6 +120,7 @@ class ActorCritic(nn.Module):
         advice: str = "none",
         advice_weight: float = ADVICE_WEIGHT,
         scores_at: int | None = None,
+        policy_only: bool = False,
     ) -> None:
         super().__init__()
         if advice not in ADVICE_KINDS:
@@ -121,7 +139,8 @@ class ActorCritic(nn.Module):
             scale[scores_at:scores_at + num_sides] = SCORE_SCALE
         self.register_buffer("input_scale", scale)
         self.actor = _mlp([in_size, *hidden_sizes], activation, num_actions, 0.01)
-        self.critic = _mlp([in_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
+        self.policy_only = policy_only
+        self.critic = None if policy_only else _mlp([in_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
         self.critic_extra = critic_extra
         if advice != "none":
             self.advice_weight = nn.Parameter(torch.tensor(float(advice_weight)))
@@ -143,6 +162,9 @@ class ActorCritic(nn.Module):
 
     def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """The critic's value of each row (shape ``(batch,)``)."""
+        if self.critic is None:
+            raise PolicyOnlyError("this network was loaded from a policy file, which holds the actor only: it has "
+                                  "no critic to give values (train from the training checkpoint it was exported from)")
         x = self._features(obs)
         if self.critic_extra:
             if extra is None:
@@ -260,9 +282,13 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any], tag: str | None =
 
 
 def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[str, Any]:
-    """Load a checkpoint with ``weights_only=True`` (tensors and plain data only, never code) and
-    check it: a missing file, a corrupt or foreign file, or (when ``rules`` is given) a checkpoint
-    trained for another preset is refused with a clear error."""
+    """Load a checkpoint or a policy file (:func:`export_policy`) with ``weights_only=True``
+    (tensors and plain data only, never code) and check it: a missing file, a corrupt or foreign
+    file, or (when ``rules`` is given) a network trained for another preset is refused with a
+    clear error; other rule options of the same preset are played with a warning naming them.
+
+    ``policy_only`` in the result says which it was: a policy file's ``model`` holds the actor's
+    weights only, cast back to float32 (its network is rebuilt without a critic)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
@@ -274,13 +300,15 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
         why = next((ln.strip() for ln in lines if "WeightsUnpickler error" in ln), lines[0] if lines else "")
         raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, unsafe or not a torch "
                               f"file): {type(e).__name__}: {why}") from None
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise CheckpointError(f"{path} is not a five-hundred training checkpoint "
-                              f"(format {found!r}, expected {CHECKPOINT_FORMAT!r})")
-    for key in ("rules", "model", "model_spec"):
+    found = data.get("format") if isinstance(data, dict) else type(data).__name__
+    if found not in (CHECKPOINT_FORMAT, POLICY_FORMAT):
+        raise CheckpointError(f"{path} is not a five-hundred training checkpoint or policy file "
+                              f"(format {found!r}, expected {CHECKPOINT_FORMAT!r} or {POLICY_FORMAT!r})")
+    policy_only = found == POLICY_FORMAT
+    for key in ("rules", "model", "model_spec", *(("provenance",) if policy_only else ())):
         if key not in data:
-            raise CheckpointError(f"{path} is missing {key!r}: not a complete five-hundred checkpoint")
+            raise CheckpointError(f"{path} is missing {key!r}: not a complete five-hundred "
+                                  f"{'policy file' if policy_only else 'checkpoint'}")
     try:
         trained = Rules.from_dict(data["rules"])
     except (ValueError, TypeError) as e:
@@ -291,15 +319,24 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
         raise CheckpointError(f"{path}: pool must be a list of state dicts, got {type(pool).__name__}")
     for name, state in [("model", data["model"]), *((f"pool[{i}]", state) for i, state in enumerate(pool))]:
         _check_weights(state, f"{path}: {name}")
+    if policy_only:
+        data["model"] = {name: t.float() if t.is_floating_point() else t for name, t in data["model"].items()}
+    data["policy_only"] = policy_only
     if rules is not None:
-        wanted = make_rules(rules) if isinstance(rules, str) else rules
-        if trained.preset != wanted.preset:
-            raise CheckpointError(f"{path} was trained for the {trained.preset!r} preset and cannot play {wanted.preset!r} "
-                                  "(the observation and action spaces differ)")
-        if trained != wanted:
-            warnings.warn(f"{path} was trained with other rule options ({trained.describe()}) "
-                          f"than these ({wanted.describe()}); it will play, but was not trained for them", stacklevel=2)
+        _check_rules(path, trained, make_rules(rules) if isinstance(rules, str) else rules)
     return data
+
+
+def _check_rules(path: Path, trained: Rules, wanted: Rules) -> None:
+    """Refuse another preset; warn, naming them, about rule options other than the trained ones."""
+    if trained.preset != wanted.preset:
+        raise CheckpointError(f"{path} was trained for the {trained.preset!r} preset and cannot play {wanted.preset!r} "
+                              "(the observation and action spaces differ)")
+    differ = [f"{key}={value!r} (trained {getattr(trained, key)!r})" for key, value in wanted.to_dict().items()
+              if value != getattr(trained, key)]
+    if differ:
+        warnings.warn(f"{path} was trained with other rule options than these: {', '.join(differ)}; "
+                      "it will play, but was not trained for them", stacklevel=3)
 
 
 def _whole(value: Any, least: int) -> bool:
@@ -365,22 +402,56 @@ def _check_weights(state: Any, where: str) -> None:
 
 def model_from_checkpoint(data: dict[str, Any], path: str | Path = "<checkpoint>") -> ActorCritic:
     """Rebuild the network of a checkpoint read by :func:`read_checkpoint` (its spec checked
-    first, so a crafted one never allocates)."""
+    first, so a crafted one never allocates); a policy file's without its critic."""
     check_model_spec(data["model_spec"], path)
     try:
-        model = ActorCritic(**data["model_spec"])
+        model = ActorCritic(**data["model_spec"], policy_only=bool(data.get("policy_only")))
         model.load_state_dict(data["model"])
     except (TypeError, RuntimeError, KeyError) as e:
         raise CheckpointError(f"{path}: the network in the checkpoint does not load: {e}") from None
     return model
 
 
+def load_training_weights(model: ActorCritic, data: dict[str, Any], path: str | Path) -> None:
+    """Load a checkpoint read by :func:`read_checkpoint` into a network to train on: actor and
+    critic. A policy file is refused (:class:`PolicyOnlyError`): it has no critic to train."""
+    if data.get("policy_only"):
+        raise PolicyOnlyError(f"{path} is a policy file (the actor only, for playing): training needs the critic "
+                              "too; start from the training checkpoint it was exported from (its provenance names it)")
+    model.load_state_dict(data["model"])
+
+
 def load_agent(path: str | Path, rules: Rules | str | None = None, seed: int | None = None, greedy: bool = True) -> NeuralAgent:
     """A :class:`NeuralAgent` from a training checkpoint (any of ``latest.pt``, ``final.pt`` or a
-    periodic one). ``rules`` defaults to the rules it was trained with; a checkpoint for another
-    preset is refused."""
+    periodic one) or a policy file exported from one. ``rules`` defaults to the rules it was
+    trained with; a network for another preset is refused."""
     data = read_checkpoint(path, rules)
     model = model_from_checkpoint(data, path)
     if rules is None:
         rules = Rules.from_dict(data["rules"])
     return NeuralAgent(rules, seed, model=model, greedy=greedy)
+
+
+# -- policy files ------------------------------------------------------------------------------
+
+def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", note: str = "") -> dict[str, Any]:
+    """Write ``out``, the *policy file* of a checkpoint (or of another policy file): its rules,
+    its ``model_spec`` and the actor's weights only (the critic, never used to play, is left
+    out), the parameters stored as ``dtype`` (:data:`POLICY_DTYPES`), and a ``provenance``
+    dict (the source's file name and sha256, the export time, ``note``). Written whole or not at
+    all; :func:`read_checkpoint` and :func:`load_agent` read it. Returns the provenance."""
+    if dtype not in POLICY_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
+    source = Path(source)
+    data = read_checkpoint(source)
+    model = model_from_checkpoint(data, source)
+    parameters = {name for name, _ in model.named_parameters()}
+    # Buffers (the input scale) stay float32: they are fixed by the spec, not learned, and small.
+    weights = {name: tensor.to(POLICY_DTYPES[dtype]) if name in parameters else tensor
+               for name, tensor in model.state_dict().items() if not name.startswith("critic.")}
+    provenance = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+                  "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note)}
+    payload = {"format": POLICY_FORMAT, "rules": data["rules"], "model_spec": data["model_spec"], "model": weights,
+               "provenance": provenance}
+    write_atomic(out, lambda f: torch.save(payload, f))
+    return provenance

@@ -4,28 +4,41 @@ A *spec* is what every command and function that takes an agent accepts (``five-
 ``five-hundred play --opponents``, :func:`training.evaluate.duplicate_match` through
 :func:`agent_factory`, the training opponents through :func:`make_agent`):
 
-* a registered name: ``random``, ``heuristic``, ``pimc`` (search), or any name given to :func:`register_agent`;
-* the path of a trained checkpoint (loaded by :func:`agents.neural.load_agent`);
-* the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`).
+* a registered name: ``random``, ``heuristic``, ``pimc`` (search), ``pretrained`` (the shipped
+  network of the rules' preset, :mod:`agents.pretrained`), or any name given to :func:`register_agent`;
+* the path of a trained checkpoint or policy file (loaded by :func:`agents.neural.load_agent`);
+* the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`);
+* ``NAME:key=value,key=value``: the registered agent ``NAME`` built with those keyword arguments,
+  e.g. ``pimc:worlds=8,seconds=0.05``. A value reads as an int, a float, ``true``/``false``,
+  ``none``, or else as the string itself; a keyword the agent's factory does not take is refused,
+  naming those it takes;
+* ``SPEC@KINDS``, ``KINDS`` a ``+``-joined subset of ``bid``, ``discard``, ``nominate``, ``play``:
+  ``SPEC`` makes those decisions and the heuristic all the others
+  (:class:`agents.split.DecisionSplitAgent`), e.g. ``pretrained@play`` or ``pimc:worlds=4@play``.
 
-torch and sb3-contrib are imported only when a checkpoint or an SB3 model is loaded, so
-``random`` and ``heuristic`` never import them.
+A spec with options or kinds is labelled in every report as written. torch and sb3-contrib are
+imported only when a network or an SB3 model is loaded, so ``random`` and ``heuristic`` never
+import them.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent, RandomAgent
 from agents.heuristic import HeuristicAgent
+from agents.pretrained import load_pretrained
 from agents.search import PIMCAgent
+from agents.split import DecisionSplitAgent, parse_kinds
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
@@ -35,6 +48,8 @@ BuildAgent = Callable[[Rules, "int | None"], Agent]
 
 SB3_SUFFIX = ".zip"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:+-]*$")
+_KEYWORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 class AgentUnavailableError(RuntimeError):
@@ -57,6 +72,33 @@ class AgentFactory:
 
     def __repr__(self) -> str:
         return f"AgentFactory({self.label!r})"
+
+    def keywords(self) -> list[str] | None:
+        """The keyword arguments the factory takes after the rules and the seed (``None``: any)."""
+        try:
+            parameters = list(inspect.signature(self._build).parameters.values())
+        except (TypeError, ValueError):  # no signature to read: it takes none we can know of
+            return []
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            return None
+        rules_and_seed = [p for p in parameters if p.kind in _POSITIONAL][:2]
+        return [p.name for p in parameters if p not in rules_and_seed
+                and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
+    def with_options(self, label: str, options: dict[str, Any]) -> AgentFactory:
+        """This factory with keyword arguments, labelled ``label``; a keyword it does not take is
+        refused, naming those it takes."""
+        accepted = self.keywords()
+        unknown = [key for key in options if accepted is not None and key not in accepted]
+        if unknown:
+            takes = f"it takes {', '.join(accepted)}" if accepted else "it takes none"
+            raise ValueError(f"agent spec {label!r}: {self.label!r} has no option {', '.join(map(repr, unknown))} ({takes})")
+        build = self._build
+
+        def build_with_options(rules: Rules, seed: int | None) -> Agent:
+            return build(rules, seed, **options)
+
+        return AgentFactory(label, build_with_options)
 
 
 class SB3Agent(Agent):
@@ -109,18 +151,26 @@ def _sb3_builder(path: Path) -> BuildAgent:
     return build
 
 
+def _neural(what: str) -> ModuleType:
+    """:mod:`agents.neural`, imported now (with torch), to load ``what``."""
+    try:
+        return importlib.import_module("agents.neural")
+    except ImportError as e:  # no torch installed
+        raise AgentUnavailableError(f"cannot load {what}: the neural agents are not available ({e}); "
+                                    "install the training extra (pip install -e '.[train]')") from e
+
+
 def _checkpoint_builder(path: Path) -> BuildAgent:
     def build(rules: Rules, seed: int | None) -> Agent:
-        try:
-            neural = importlib.import_module("agents.neural")
-        except ImportError as e:  # no torch installed
-            raise AgentUnavailableError(
-                f"cannot load the checkpoint {str(path)!r}: the neural agents are not available ({e}); "
-                "install the training extra (pip install -e '.[train]')"
-            ) from e
-        return neural.load_agent(str(path), rules=rules, seed=seed)
+        return _neural(f"the checkpoint {str(path)!r}").load_agent(str(path), rules=rules, seed=seed)
 
     return build
+
+
+def _pretrained(rules: Rules, seed: int | None) -> Agent:
+    """The shipped network of the rules' preset (:func:`agents.pretrained.load_pretrained`)."""
+    _neural(f"the pretrained network of {rules.preset!r}")
+    return load_pretrained(rules, seed)
 
 
 def _path_builder(path: str | os.PathLike[str]) -> BuildAgent:
@@ -135,8 +185,9 @@ _REGISTRY: dict[str, AgentFactory] = {
     "random": AgentFactory("random", RandomAgent),
     "heuristic": AgentFactory("heuristic", HeuristicAgent),
     "pimc": AgentFactory("pimc", PIMCAgent),  # search at every card play (agents/search, docs/search.md)
+    "pretrained": AgentFactory("pretrained", _pretrained),  # the shipped networks (agents/pretrained, docs/agents.md)
 }
-BUILTIN_AGENTS = ("random", "heuristic", "pimc")
+BUILTIN_AGENTS = ("random", "heuristic", "pimc", "pretrained")
 """The names registered from the start (they cannot be unregistered)."""
 
 
@@ -186,20 +237,80 @@ def registered_agents() -> list[str]:
 
 
 def agent_factory(spec: str) -> AgentFactory:
-    """The factory ``f(rules, seed) -> Agent`` of a spec (a registered name, or a checkpoint or
-    SB3 ``.zip`` path; see the module docstring), labelled with the name or the path as given.
+    """The factory ``f(rules, seed) -> Agent`` of a spec (a registered name, a checkpoint or
+    SB3 ``.zip`` path, ``NAME:key=value,...`` or ``SPEC@KINDS``; see the module docstring),
+    labelled with the registered name, or with the spec as given.
 
-    Raises ``ValueError`` for a spec that is neither a registered name nor an existing file.
+    Raises ``ValueError`` for a spec that is neither a registered name nor an existing file, or
+    whose options or kinds are malformed (one line naming the problem).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a name or a checkpoint path, got {spec!r}")
-    key = spec.strip().lower()
-    if key in _REGISTRY:
-        return _REGISTRY[key]
-    if not Path(spec).expanduser().is_file():
+    text = spec.strip()
+    if text.lower() in _REGISTRY:
+        return _REGISTRY[text.lower()]
+    if Path(text).expanduser().is_file():
+        return AgentFactory(text, _path_builder(text))
+    if "@" in text:
+        return _split_factory(text)
+    name, colon, options = _registered_prefix(text)
+    if not colon:
         raise ValueError(f"unknown agent {spec!r}: expected one of {', '.join(registered_agents())}, "
                          f"or the path of a trained checkpoint or an SB3 {SB3_SUFFIX}")
-    return AgentFactory(spec.strip(), _path_builder(spec.strip()))
+    return _REGISTRY[name].with_options(text, parse_options(options, text))
+
+
+def _registered_prefix(text: str) -> tuple[str, str, str]:
+    """``(name, ":", options)`` for the first ``:`` after a registered name (names may hold
+    ``:`` themselves), or ``(text, "", "")``."""
+    for at in (i for i, char in enumerate(text) if char == ":"):
+        if text[:at].strip().lower() in _REGISTRY:
+            return text[:at].strip().lower(), ":", text[at + 1:]
+    return text, "", ""
+
+
+def _split_factory(text: str) -> AgentFactory:
+    """The factory of ``SPEC@KINDS`` (:class:`agents.split.DecisionSplitAgent`)."""
+    inner_spec, _, kinds_text = text.rpartition("@")
+    if not inner_spec.strip() or "@" in inner_spec:
+        raise ValueError(f"agent spec {text!r}: expected SPEC@KINDS, one agent spec and one @")
+    try:
+        kinds = parse_kinds(kinds_text)
+    except ValueError as e:
+        raise ValueError(f"agent spec {text!r}: {e}") from None
+    inner = agent_factory(inner_spec)
+
+    def build(rules: Rules, seed: int | None) -> Agent:
+        return DecisionSplitAgent(rules, seed, inner=inner(rules, seed), kinds=kinds)
+
+    return AgentFactory(text, build)
+
+
+def parse_value(text: str) -> int | float | bool | str | None:
+    """An option's value: an int, a float, ``true``/``false``, ``none`` (any case), else the text."""
+    word = text.strip()
+    if word.lower() in ("true", "false", "none"):
+        return {"true": True, "false": False, "none": None}[word.lower()]
+    for number in (int, float):
+        try:
+            return number(word)
+        except ValueError:
+            pass
+    return word
+
+
+def parse_options(text: str, spec: str) -> dict[str, Any]:
+    """The keyword arguments of ``key=value,key=value`` (``spec``, the whole spec, names the
+    problem in the one-line error of anything else)."""
+    options: dict[str, Any] = {}
+    for item in text.split(","):
+        key, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not _KEYWORD.match(key) or not value:
+            raise ValueError(f"agent spec {spec!r}: expected NAME:key=value,key=value, got {item.strip()!r}")
+        if key in options:
+            raise ValueError(f"agent spec {spec!r}: option {key!r} is given twice")
+        options[key] = parse_value(value)
+    return options
 
 
 def make_agent(spec: str, rules: Rules | str, seed: int | None = None) -> Agent:
@@ -219,6 +330,8 @@ __all__ = [
     "agent_factory",
     "load_sb3_model",
     "make_agent",
+    "parse_options",
+    "parse_value",
     "register_agent",
     "registered_agents",
     "unregister_agent",

@@ -158,5 +158,5 @@ def test_an_sb3_model_for_another_preset_or_a_bad_zip_is_refused(sb3_zip, tmp_pa
 
 
 def test_unknown_specs_name_the_registered_agents():
-    with pytest.raises(ValueError, match=r"unknown agent 'grandmaster': expected one of heuristic, pimc, random"):
+    with pytest.raises(ValueError, match=r"unknown agent 'grandmaster': expected one of heuristic, pimc, pretrained, random"):
         agent_factory("grandmaster")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
-               "train an agent by PPO self-play, plot a run.")
+               "train an agent by PPO self-play, export its policy, plot a run.")
 
 
 class Stopped(KeyboardInterrupt):
@@ -181,6 +181,18 @@ def _exit(args: argparse.Namespace) -> int:
     return expert_iteration(args.arguments)
 
 
+def _export(args: argparse.Namespace) -> int:
+    """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.neural.export_policy)."""
+    from agents.neural import export_policy
+
+    out = _output_path(args.out, "OUT")
+    provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note)
+    before, after = Path(args.checkpoint).stat().st_size, out.stat().st_size
+    print(f"wrote {args.out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
+          f"sha256 of the source {provenance['sha256'][:16]}...)")
+    return 0
+
+
 def _plot(args: argparse.Namespace) -> int:
     """Draw a run's learning curves from its progress.csv to a PNG."""
     from training.plot import plot_run
@@ -301,6 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=_train)
     sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
                    "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.expert_iteration
+    export = sub.add_parser("export", help="write a checkpoint's policy file: its actor alone, to ship and play")
+    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, e.g. runs/NAME/final.pt")
+    export.add_argument("out", metavar="OUT.pt", help="the policy file to write")
+    export.add_argument("--dtype", choices=("float16", "float32"), default="float16",
+                        help="the precision the weights are stored in (default float16; they play in float32)")
+    export.add_argument("--note", default="", help="free text kept in the file's provenance")
+    export.set_defaults(func=_export)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")
     plot.add_argument("--out", help="the PNG to write (default: curves.png next to the CSV)")

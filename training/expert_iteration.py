@@ -42,7 +42,7 @@ import yaml
 from pydantic import Field, model_validator
 from torch import nn
 
-from agents.neural import ActorCritic, CheckpointError, central_size, read_checkpoint
+from agents.neural import ActorCritic, CheckpointError, central_size, load_training_weights, read_checkpoint
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
@@ -451,7 +451,7 @@ def train_exit(config: ExitConfig, resume: bool = False, overwrite: bool = False
         if data["model_spec"] != model.spec():
             raise ConfigError(f"init_from: {config.init_from} holds another network ({data['model_spec']}; "
                               f"this config builds {model.spec()})")
-        model.load_state_dict(data["model"])
+        load_training_weights(model, data, config.init_from)
     runlog = RunLog(run, config.logging, done * ITERATION_STEP + 1 if resume else None, log)
     start = time.time()
     try:

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from agents.neural import NeuralAgent, make_adviser, read_checkpoint
+from agents.neural import NeuralAgent, load_training_weights, make_adviser, read_checkpoint
 from agents.registry import make_agent
 from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
@@ -76,7 +76,7 @@ def init_from(config: Config, rules: Rules, session: Session, log: Log) -> None:
     if data["model_spec"] != model.spec():
         raise ValueError(f"pretrain.init_from: {path} holds another network "
                          f"({data['model_spec']}, this config builds {model.spec()})")
-    model.load_state_dict(data["model"])  # read_checkpoint has refused non-finite weights
+    load_training_weights(model, data, path)  # read_checkpoint has refused non-finite weights
     log(f"network initialised from {path}")
 
 

@@ -1,0 +1,56 @@
+"""The networks that ship with the package: one policy file per preset, ``<preset>.pt`` here.
+
+Each is the actor of an expert-iteration run (``five-hundred exit
+configs/pretrained_<preset>.yaml``) exported by ``five-hundred export`` (docs/agents.md,
+"Pretrained agents"). The files are package data, read through :mod:`importlib.resources`, so
+they load from an installed wheel as from a source tree, with no training. This module imports
+no torch: only :func:`load_pretrained` does, when it loads one.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from typing import TYPE_CHECKING
+
+from five_hundred_env.rules import Rules, make_rules
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+    from agents.neural import NeuralAgent
+
+PRETRAINED_DIR: Traversable = files(__name__)
+"""Where the policy files lie (the package's own folder, or its place inside a wheel)."""
+
+SUFFIX = ".pt"
+
+
+def pretrained_path(preset: str) -> Traversable:
+    """The policy file of ``preset`` (which may not exist: see :func:`available_presets`)."""
+    return PRETRAINED_DIR.joinpath(f"{preset}{SUFFIX}")
+
+
+def available_presets() -> list[str]:
+    """The presets that have a shipped network, sorted."""
+    return sorted(entry.name[: -len(SUFFIX)] for entry in PRETRAINED_DIR.iterdir()
+                  if entry.name.endswith(SUFFIX) and entry.is_file())
+
+
+def load_pretrained(rules: Rules | str, seed: int | None = None) -> NeuralAgent:
+    """The shipped network of the rules' preset, as a greedy :class:`~agents.neural.NeuralAgent`
+    for these rules. It was trained on the preset's own options: other options load it with a
+    ``UserWarning`` naming them. A preset without a network is a ``ValueError`` naming the
+    presets that have one."""
+    rules = make_rules(rules) if isinstance(rules, str) else rules
+    path = pretrained_path(rules.preset)
+    if not path.is_file():
+        have = available_presets()
+        raise ValueError(f"no pretrained network for the {rules.preset!r} preset: "
+                         + (f"the presets with one are {', '.join(have)}" if have else "none is installed"))
+    from agents.neural import load_agent  # torch, only now
+
+    with as_file(path) as file:  # a real file even when the package is zipped
+        return load_agent(file, rules=rules, seed=seed)
+
+
+__all__ = ["PRETRAINED_DIR", "available_presets", "load_pretrained", "pretrained_path"]

@@ -105,8 +105,9 @@ class Comparing(Agent):
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_an_exported_network_plays_as_its_source(tmp_path, dtype):
-    """Over every decision of random deals (some 300) the policy file chooses the source's action.
-    Measured (docs/agents.md): no float16 flip in thousands of decisions, so exact agreement."""
+    """Over every decision of random deals (some 300) the policy file chooses the source's action:
+    always in float32; in float16 at least 99.5% of the time, as rounding may flip a near-tie
+    (measured, docs/agents.md: 1 flip in some 14,000 decisions)."""
     source = write_checkpoint(tmp_path / "final.pt")
     out = tmp_path / "policy.pt"
     export_policy(source, out, dtype=dtype)
@@ -115,7 +116,7 @@ def test_an_exported_network_plays_as_its_source(tmp_path, dtype):
     for seed in range(8):
         play_deal(env, [both] * 4, seed=seed)
     assert both.decisions >= 250
-    assert both.agreed == both.decisions
+    assert both.agreed == both.decisions if dtype == "float32" else both.agreed >= 0.995 * both.decisions
     assert out.stat().st_size < source.stat().st_size / (3.5 if dtype == "float16" else 1.8)
     assert not list(tmp_path.glob("*.tmp"))  # written atomically
 

@@ -15,12 +15,13 @@ import time
 import numpy as np
 import pytest
 from test_search_pimc import _observe, _relative
-from test_search_positions import PRESET_NAMES, _wanted_bid
+from test_search_positions import PRESET_NAMES, _wanted_bid, position
 
 from agents.base import Agent, RandomAgent
 from agents.heuristic import HeuristicAgent
 from agents.search.pimc import KINDS, PIMCAgent, parse_search
 from agents.search.sampling import InfoSet
+from agents.search import tracking
 from agents.search.tracking import ObservationTracker
 from agents.search.values import bid_candidates
 from five_hundred_env import make_rules
@@ -168,3 +169,22 @@ def test_the_tracker_rebuilds_the_auction_and_kitty_information_sets(rules: Rule
             deal.apply_action(_wanted_bid(deal, "no_trumps", rng) if steer else rng.choice(deal.legal_actions()))
     assert seen[Phase.BIDDING] and seen[Phase.DISCARD]
     assert (seen[Phase.NOMINATE] > 0) == (rules.joker_nomination != "none")  # §2: a preset without nominations
+
+
+def test_the_tracker_keeps_the_deals_in_progress_when_it_drops_old_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One tracker for every seat over more deals than it keeps records of: the least recently
+    played record goes, never one of the deal in progress (every play's information set is rebuilt)."""
+    monkeypatch.setattr(tracking, "MAX_TRACKED", 6)
+    rules = make_rules("australian")
+    rng = random.Random(12)
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    tracker = ObservationTracker(rules)
+    for _ in range(4):
+        deal = position(rules, rng, "suit", tricks_left=rules.hand_size, extra_cards=0)
+        while not deal.is_over:
+            vector = _observe(deal, encoder, table)["observation"]
+            info = tracker.info_set(vector)
+            assert info == _relative(InfoSet.from_deal(deal, deal.to_act))
+            action = rng.choice(deal.legal_actions())
+            tracker.record_own_play(vector, info, action)
+            deal.apply_action(action)

@@ -29,7 +29,8 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 
 MAX_TRACKED = 64
-"""Deal records kept at once (a new deal of a seat replaces nothing: old records are dropped)."""
+"""Deal records kept at once: beyond it the record played least recently is dropped (a seat's
+record of the deal in progress is refreshed at each of its plays, so it is never the one)."""
 
 _PHASES = (Phase.BIDDING, Phase.DISCARD, Phase.NOMINATE, Phase.PLAY, Phase.DEAL_OVER)
 
@@ -106,9 +107,11 @@ class ObservationTracker:
         trick = self._current_trick(v, info)
         played = _played(v, self.rules.num_players)
         played[0] |= 1 << action_card(action)
+        key = _key(v, info.dealer)
+        self._records.pop(key, None)  # re-inserted last: the dict's order is the order of last play
         if len(self._records) >= MAX_TRACKED:
-            self._records.clear()
-        self._records[_key(v, info.dealer)] = _Record(
+            del self._records[next(iter(self._records))]
+        self._records[key] = _Record(
             plays=list(info.plays[: len(info.plays) - len(trick)]), pending=[*trick, (0, action)], played=played)
 
     # -- the pieces ------------------------------------------------------------------------------

@@ -154,6 +154,13 @@ def bench_match(deals: int, seed: int, options: dict[str, Any]) -> None:
               f"{sum(a.stats[kind].deviations for a in made)}, fallbacks {sum(a.stats[kind].fallbacks for a in made)}")
 
 
+def _min_gain_option(text: str) -> float | dict[str, float]:
+    """``--min-gain``: one number, or ``kind=points`` pairs separated by commas."""
+    if "=" not in text:
+        return float(text)
+    return {kind.strip(): float(points) for kind, points in (pair.split("=") for pair in text.split(","))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -170,7 +177,7 @@ def main() -> None:
         p.add_argument("--kitty-worlds", type=int, default=None)
         p.add_argument("--solver-tricks", type=int, default=4)
         p.add_argument("--search", default="+".join(KINDS), help="the kinds searched, e.g. bid+play")
-        p.add_argument("--min-gain", type=float, default=None, help="(default: the agent's)")
+        p.add_argument("--min-gain", default=None, help="points, or per kind: bid=160,play=0 (default: the agent's)")
     for p in (s, v, *searched):
         p.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -182,7 +189,7 @@ def main() -> None:
         options = {"worlds": args.worlds, "bid_worlds": args.bid_worlds, "kitty_worlds": args.kitty_worlds,
                    "solver_tricks": args.solver_tricks, "search": args.search}
         if args.min_gain is not None:
-            options["min_gain"] = args.min_gain
+            options["min_gain"] = _min_gain_option(args.min_gain)
         (bench_decisions if args.what == "decisions" else bench_match)(args.deals, args.seed, options)
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,9 @@ nomination (§7) and the card play (§7)."""
 
 KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
 
-DEFAULT_MIN_GAIN = 0.0
-"""Points a searched candidate's mean must beat the base agent's choice by (docs/search.md §3)."""
+DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 40.0, "play": 0.0})
+"""Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
+and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
 
 
 @dataclass
@@ -124,6 +126,20 @@ def parse_search(search: str | Iterable[str]) -> frozenset[str]:
     return frozenset(parts)
 
 
+def parse_min_gain(min_gain: float | Mapping[str, float]) -> dict[str, float]:
+    """Each kind's ``min_gain``: one number for every kind, or a mapping of some of :data:`KINDS`
+    (the others keep :data:`DEFAULT_MIN_GAIN`'s)."""
+    given = min_gain if isinstance(min_gain, Mapping) else dict.fromkeys(KINDS, min_gain)
+    out = dict(DEFAULT_MIN_GAIN)
+    for kind, value in given.items():
+        if kind not in KINDS:
+            raise ValueError(f"min_gain takes kinds of {'+'.join(KINDS)}, got {kind!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ValueError(f"min_gain must be a number of points >= 0 (or one per kind), got {value!r}")
+        out[kind] = float(value)
+    return out
+
+
 def _check_worlds(name: str, value: Any, default: int | None = None) -> int:
     if value is None and default is not None:
         return default
@@ -140,9 +156,10 @@ class PIMCAgent(Agent):
     discards and the nomination) those of the other kinds (``worlds`` if ``None``); ``seconds``
     bounds each decision's search (at least one world). ``search`` names the kinds searched
     (:data:`KINDS`, a tuple or a ``+``-string). ``base`` decides what is not searched and is the
-    reference of ``min_gain``; ``rollout`` plays the worlds out (any stateless agent); each is an
-    :class:`Agent`, an agent spec string (``"heuristic"``, ``"pretrained"``, a checkpoint path) or
-    ``None`` for the heuristic. ``solver_tricks`` is how many tricks left the exact solver takes over at.
+    reference of ``min_gain`` (points, one number or one per kind: see :data:`DEFAULT_MIN_GAIN`);
+    ``rollout`` plays the worlds out (any stateless agent); each is an :class:`Agent`, an agent
+    spec string (``"heuristic"``, ``"pretrained"``, a checkpoint path) or ``None`` for the
+    heuristic. ``solver_tricks`` is how many tricks left the exact solver takes over at.
     """
 
     name = "pimc"
@@ -150,7 +167,7 @@ class PIMCAgent(Agent):
     def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = 16,
                  seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
                  search: str | Iterable[str] = KINDS, base: Agent | str | None = None,
-                 min_gain: float = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
+                 min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
                  kitty_worlds: int | None = None) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
@@ -158,8 +175,6 @@ class PIMCAgent(Agent):
             raise ValueError(f"seconds must be a positive number of seconds or None, got {seconds!r}")
         if not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= self.rules.hand_size:
             raise ValueError(f"solver_tricks must be 0..{self.rules.hand_size}, got {solver_tricks!r}")
-        if isinstance(min_gain, bool) or not isinstance(min_gain, int | float) or not min_gain >= 0:
-            raise ValueError(f"min_gain must be a number of points >= 0, got {min_gain!r}")
         self.search = parse_search(search)
         kitty = _check_worlds("kitty_worlds", kitty_worlds, worlds)
         self.worlds_of = {"bid": _check_worlds("bid_worlds", bid_worlds, worlds), "discard": kitty,
@@ -168,7 +183,8 @@ class PIMCAgent(Agent):
         self.worlds = worlds
         self.seconds = seconds
         self.solver_tricks = solver_tricks
-        self.min_gain = float(min_gain)
+        self.min_gain = parse_min_gain(min_gain)
+        """Per kind: the points by which the best candidate's mean must beat the base agent's choice."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
         self._play_out: PlayOut | None = None
@@ -253,7 +269,7 @@ class PIMCAgent(Agent):
                 totals[action] += value
             drawn += 1
         record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)
-        chosen = record.best if record.gain >= self.min_gain else base_action
+        chosen = record.best if record.gain >= self.min_gain[kind] else base_action
         self.last_search = replace(record, chosen=chosen)
         stats.searches += 1
         stats.deviations += chosen != base_action

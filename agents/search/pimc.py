@@ -1,20 +1,26 @@
-"""A perfect-information Monte Carlo (PIMC) search agent for the card play.
+"""A perfect-information Monte Carlo (PIMC) search agent for every decision of a deal.
 
-At each card-play decision :class:`PIMCAgent` rebuilds its information set from its observations
+At each decision of a searched kind (a bid, a discard, the joker's nomination, a card play)
+:class:`PIMCAgent` rebuilds its information set from its observations
 (:class:`~agents.search.tracking.ObservationTracker`: nothing but what the vectors showed), draws
-``worlds`` deals uniformly among those consistent with it (:class:`~agents.search.sampling.WorldSampler`),
-and scores every legal action in every world with common random numbers: the world is played out
-after the action by the rollout policy (the heuristic by default, acting on each seat's own
-encoded observation), or, with ``solver_tricks`` tricks or fewer left, solved exactly
-(:func:`~agents.search.solver.action_values`). The action with the best mean zero-sum result
-for the agent's side wins. The auction, the discards and the nomination are the heuristic's, as is
-any play the tracker cannot reconstruct (the agent joined a deal after its first trick).
+worlds uniformly among the deals consistent with it (:class:`~agents.search.sampling.WorldSampler`),
+and scores every candidate action in every world with common random numbers: the world is played
+out to the end of the deal after the action by the rollout policy (the heuristic by default,
+acting on each seat's own encoded observation), or, in the card play with ``solver_tricks``
+tricks or fewer left, solved exactly (:func:`~agents.search.solver.action_values`). The candidate
+with the best mean zero-sum result for the agent's side wins, if it beats the base agent's own
+choice by ``min_gain`` points; otherwise the base agent's choice stands. Decisions of kinds not
+searched, and any the tracker cannot reconstruct (the agent joined a deal after its first
+trick), are the base agent's.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -23,52 +29,203 @@ from agents.base import Agent
 from agents.heuristic import HeuristicAgent
 from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.tracking import ObservationTracker
-from agents.search.values import policy_play_out, world_action_values
+from agents.search.values import PlayOut, bid_candidates, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Phase
 from five_hundred_env.rules import Rules
 
+KINDS = ("bid", "discard", "nominate", "play")
+"""The kinds of decision, in the order of a deal: the auction (§4), the kitty (§5), the joker's
+nomination (§7) and the card play (§7)."""
+
+KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
+
+DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 40.0, "play": 0.0})
+"""Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
+and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
+
+
+@dataclass
+class KindStats:
+    """What the search did at one kind of decision."""
+
+    searches: int = 0
+    """Decisions decided by search (with more than one legal action)."""
+    deviations: int = 0
+    """Searched decisions where the chosen action is not the base agent's."""
+    fallbacks: int = 0
+    """Decisions left to the base agent because the information set could not be rebuilt (or a
+    world disagreed with the mask): none in a deal the agent saw from its start."""
+    seconds: float = 0.0
+    """Time spent in the searches."""
+
+
+@dataclass(frozen=True)
+class SearchRecord:
+    """One searched decision: what the worlds said of each candidate (universal action ids)."""
+
+    kind: str
+    base_action: int
+    means: dict[int, float]
+    """Each candidate's mean zero-sum result for the agent's side over the worlds, in points."""
+    worlds: int
+    chosen: int
+
+    @property
+    def best(self) -> int:
+        """The candidate with the best mean (the first of equals, in the order of the legal actions)."""
+        return max(self.means, key=lambda a: self.means[a])
+
+    @property
+    def gain(self) -> float:
+        """How many points the best mean beats the base agent's choice by."""
+        return self.means[self.best] - self.means[self.base_action]
+
+
+class _AgentSlot:
+    """An agent given as an :class:`Agent`, or as a spec built on first use with
+    ``agents.registry.make_agent`` (imported here: the registry imports this module)."""
+
+    def __init__(self, agent: Agent | str | None, role: str, rules: Rules, seed: int | None) -> None:
+        self.rules, self.seed = rules, seed
+        self._agent: Agent | None = None
+        self._build: Callable[[Rules, int | None], Agent] | None = None
+        self.owned = not isinstance(agent, Agent)
+        """Built here (so reseeded with the search agent), not handed in."""
+        if agent is None:
+            self._agent = HeuristicAgent(rules, seed)
+        elif isinstance(agent, Agent):
+            self._agent = agent
+        elif isinstance(agent, str):
+            from agents.registry import agent_factory
+
+            self._build = agent_factory(agent)  # an unknown spec is refused now, a file is loaded on first use
+        else:
+            raise ValueError(f"{role} must be an Agent, an agent spec string or None, got {type(agent).__name__}")
+
+    def get(self) -> Agent:
+        """The agent (built now if it was given as a spec)."""
+        if self._agent is None:
+            assert self._build is not None
+            self._agent = self._build(self.rules, self.seed)
+        return self._agent
+
+    def reseed(self, seed: int | None) -> None:
+        self.seed = seed
+        if self.owned and self._agent is not None:
+            self._agent.seed(seed)
+
+
+def parse_search(search: str | Iterable[str]) -> frozenset[str]:
+    """The searched kinds of ``search``: a ``+``-joined string (``"bid+play"``) or an iterable of
+    :data:`KINDS`; empty means none (the agent is then its base agent)."""
+    parts = ([p.strip() for p in search.split("+")] if search.strip() else []) if isinstance(search, str) else list(search)
+    unknown = [p for p in parts if p not in KINDS]
+    if unknown:
+        raise ValueError(f"search takes kinds of {'+'.join(KINDS)}, got {unknown[0]!r}")
+    return frozenset(parts)
+
+
+def parse_min_gain(min_gain: float | Mapping[str, float]) -> dict[str, float]:
+    """Each kind's ``min_gain``: one number for every kind, or a mapping of some of :data:`KINDS`
+    (the others keep :data:`DEFAULT_MIN_GAIN`'s)."""
+    given = min_gain if isinstance(min_gain, Mapping) else dict.fromkeys(KINDS, min_gain)
+    out = dict(DEFAULT_MIN_GAIN)
+    for kind, value in given.items():
+        if kind not in KINDS:
+            raise ValueError(f"min_gain takes kinds of {'+'.join(KINDS)}, got {kind!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ValueError(f"min_gain must be a number of points >= 0 (or one per kind), got {value!r}")
+        out[kind] = float(value)
+    return out
+
+
+def _check_worlds(name: str, value: Any, default: int | None = None) -> int:
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    return value
+
 
 class PIMCAgent(Agent):
-    """Samples ``worlds`` consistent deals per card play (at most ``seconds`` of search, if set) and
-    plays the action whose playouts score best; see the module docstring.
+    """Samples consistent deals at every searched decision and takes the candidate whose playouts
+    score best (see the module docstring).
 
-    ``rollout`` is the policy that plays the worlds out (any stateless :class:`Agent`; the
-    heuristic if ``None``); ``solver_tricks`` is how many tricks left the exact solver takes over at.
+    ``worlds`` is the number of worlds per card play; ``bid_worlds`` and ``kitty_worlds`` (the
+    discards and the nomination) those of the other kinds (``worlds`` if ``None``); ``seconds``
+    bounds each decision's search (at least one world). ``search`` names the kinds searched
+    (:data:`KINDS`, a tuple or a ``+``-string). ``base`` decides what is not searched and is the
+    reference of ``min_gain`` (points, one number or one per kind: see :data:`DEFAULT_MIN_GAIN`);
+    ``rollout`` plays the worlds out (any stateless agent); each is an :class:`Agent`, an agent
+    spec string (``"heuristic"``, ``"pretrained"``, a checkpoint path) or ``None`` for the
+    heuristic. ``solver_tricks`` is how many tricks left the exact solver takes over at.
     """
 
     name = "pimc"
 
     def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = 16,
-                 seconds: float | None = None, rollout: Agent | None = None, solver_tricks: int = 4) -> None:
+                 seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
+                 search: str | Iterable[str] = KINDS, base: Agent | str | None = None,
+                 min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
+                 kitty_worlds: int | None = None) -> None:
         super().__init__(rules, seed)
-        if not isinstance(worlds, int) or isinstance(worlds, bool) or worlds < 1:
-            raise ValueError(f"worlds must be a whole number >= 1, got {worlds!r}")
+        worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
             raise ValueError(f"seconds must be a positive number of seconds or None, got {seconds!r}")
         if not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= self.rules.hand_size:
             raise ValueError(f"solver_tricks must be 0..{self.rules.hand_size}, got {solver_tricks!r}")
+        self.search = parse_search(search)
+        kitty = _check_worlds("kitty_worlds", kitty_worlds, worlds)
+        self.worlds_of = {"bid": _check_worlds("bid_worlds", bid_worlds, worlds), "discard": kitty,
+                          "nominate": kitty, "play": worlds}
+        """Worlds drawn per decision of each kind."""
         self.worlds = worlds
         self.seconds = seconds
         self.solver_tricks = solver_tricks
-        self.heuristic = HeuristicAgent(self.rules, seed)
-        self.rollout = rollout if rollout is not None else self.heuristic
+        self.min_gain = parse_min_gain(min_gain)
+        """Per kind: the points by which the best candidate's mean must beat the base agent's choice."""
+        self._base = _AgentSlot(base, "base", self.rules, seed)
+        self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
+        self._play_out: PlayOut | None = None
         self.table = ActionTable(self.rules)
         self.tracker = ObservationTracker(self.rules)
-        self._play_out = policy_play_out(self.rules, self.rollout.act)
         self._random = random.Random(seed)
-        self.searches = 0
-        """Card plays decided by search."""
-        self.fallbacks = 0
-        """Decisions left to the heuristic because the information set could not be rebuilt (or a
-        world disagreed with the mask): none in a deal the agent saw from its start."""
-        self.search_seconds = 0.0
+        self.stats = {kind: KindStats() for kind in KINDS}
+        """Per kind of decision: searches, deviations from the base agent, fallbacks, seconds."""
+        self.last_search: SearchRecord | None = None
+        """The latest searched decision (``None`` until one is made)."""
+
+    @property
+    def base(self) -> Agent:
+        """The agent of the decisions not searched, of the fallbacks, and of ``min_gain``'s reference."""
+        return self._base.get()
+
+    @property
+    def rollout(self) -> Agent:
+        """The policy that plays the sampled worlds out, in every seat."""
+        return self._rollout.get()
+
+    @property
+    def searches(self) -> int:
+        """Decisions decided by search, of every kind."""
+        return sum(s.searches for s in self.stats.values())
+
+    @property
+    def fallbacks(self) -> int:
+        """Searched-kind decisions left to the base agent, of every kind (see :class:`KindStats`)."""
+        return sum(s.fallbacks for s in self.stats.values())
+
+    @property
+    def search_seconds(self) -> float:
         """Time spent in searches, in all."""
+        return sum(s.seconds for s in self.stats.values())
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
         self._random = random.Random(seed)
-        self.heuristic.seed(seed)
+        self._base.reseed(seed)
+        self._rollout.reseed(seed)
 
     def act(self, observation: dict[str, Any]) -> int:
         """The compact id of the chosen legal action."""
@@ -76,30 +233,45 @@ class PIMCAgent(Agent):
         if len(legal_compact) == 0:
             raise ValueError("no legal action in the mask: is it this agent's turn?")
         vector = observation["observation"]
+        base_action = self.table.universal[self.base.act(observation)]
+        kind = KIND_OF_PHASE.get(self.tracker.phase(vector))
+        if kind not in self.search:
+            return self.table.compact[base_action]
         info = self.tracker.info_set(vector)
-        if info is None or info.phase != Phase.PLAY:
-            if info is None:
-                self.fallbacks += 1
-            return self.heuristic.act(observation)
+        if info is None:
+            self.stats[kind].fallbacks += 1
+            return self.table.compact[base_action]
         legal = [self.table.universal[int(a)] for a in legal_compact]
-        action = legal[0] if len(legal) == 1 else self._search(info, legal, observation)
-        self.tracker.record_own_play(vector, info, action)
+        action = base_action if len(legal) == 1 else self._search(kind, info, legal, base_action)
+        if kind == "play":
+            self.tracker.record_own_play(vector, info, action)
         return self.table.compact[action]
 
-    def _search(self, info: InfoSet, legal: list[int], observation: dict[str, Any]) -> int:
+    def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int) -> int:
+        """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
+        if self._play_out is None:
+            self._play_out = policy_play_out(self.rules, self.rollout.act)
+        candidates = bid_candidates(legal, base_action) if kind == "bid" else legal
         sampler = WorldSampler(info)
-        totals = dict.fromkeys(legal, 0.0)
+        totals = dict.fromkeys(candidates, 0.0)
         side = self.rules.side_of(info.seat)
-        for i in range(self.worlds):
-            if i and self.seconds is not None and time.perf_counter() - start > self.seconds:
-                break
+        stats = self.stats[kind]
+        drawn = 0
+        while drawn < self.worlds_of[kind] and not (drawn and self.seconds is not None
+                                                    and time.perf_counter() - start > self.seconds):
             world = sampler.sample(self._random)
             if sorted(world.legal_actions()) != sorted(legal):  # a safety net: never trust a bad world
-                self.fallbacks += 1
-                return self.table.universal[self.heuristic.act(observation)]
-            for action, value in world_action_values(world, legal, side, self._play_out, self.solver_tricks).items():
+                stats.fallbacks += 1
+                return base_action
+            for action, value in world_action_values(world, candidates, side, self._play_out,
+                                                     self.solver_tricks).items():
                 totals[action] += value
-        self.searches += 1
-        self.search_seconds += time.perf_counter() - start
-        return max(legal, key=lambda a: totals[a])
+            drawn += 1
+        record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)
+        chosen = record.best if record.gain >= self.min_gain[kind] else base_action
+        self.last_search = replace(record, chosen=chosen)
+        stats.searches += 1
+        stats.deviations += chosen != base_action
+        stats.seconds += time.perf_counter() - start
+        return chosen

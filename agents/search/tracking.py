@@ -9,7 +9,8 @@ record per deal and seat and returns an :class:`~agents.search.sampling.InfoSet`
 seats (the observer is seat 0, as in the vector; the game is the same up to that rotation).
 
 A deal is told apart from another by the observer's own cards as dealt, so one tracker serves
-several seats and deals. When the record cannot be completed (the agent joined a deal after its
+several seats and deals. In the auction and the kitty phase the observation alone makes the
+information set (no card has been played yet). When the record cannot be completed (the agent joined a deal after its
 first trick) :meth:`ObservationTracker.info_set` returns ``None`` and the caller falls back on
 another policy.
 """
@@ -28,7 +29,8 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 
 MAX_TRACKED = 64
-"""Deal records kept at once (a new deal of a seat replaces nothing: old records are dropped)."""
+"""Deal records kept at once: beyond it the record played least recently is dropped (a seat's
+record of the deal in progress is refreshed at each of its plays, so it is never the one)."""
 
 _PHASES = (Phase.BIDDING, Phase.DISCARD, Phase.NOMINATE, Phase.PLAY, Phase.DEAL_OVER)
 
@@ -52,6 +54,12 @@ class ObservationTracker:
         self.rules = rules
         self.encoder = ObservationEncoder(rules)
         self._records: dict[tuple[int, int], _Record] = {}
+        offset, _shape = self.encoder.layout["phase"]
+        self._phase_slice = slice(offset, offset + len(_PHASES))
+
+    def phase(self, vector: np.ndarray) -> Phase:
+        """The phase the observation shows (read straight from its ``phase`` slice)."""
+        return _PHASES[int(np.argmax(vector[self._phase_slice]))]
 
     def info_set(self, vector: np.ndarray) -> InfoSet | None:
         """The seat's information set at this observation (relative seats), or ``None`` if the
@@ -76,7 +84,8 @@ class ObservationTracker:
             rules=self.rules, seat=0, dealer=dealer, phase=phase, bids=bids, hand=hand, contractor=contractor,
             contract=contract, kitty=kitty if contractor == 0 else None, discards=discards if contractor == 0 else None,
             num_discards=discards.bit_count() if contractor == 0 else self.rules.kitty_size if phase == Phase.PLAY else 0,
-            nomination=FIRST_NOMINATE + joker_suit if joker_suit >= 0 else None, joker_held=joker_suit >= 0,
+            nomination=FIRST_NOMINATE + joker_suit if joker_suit >= 0 else None,
+            joker_held=joker_suit >= 0 or phase == Phase.NOMINATE,  # only the contractor sees this phase (§7)
             exposed_hand=_mask(v["exposed"]) or None)
         if phase != Phase.PLAY:
             return info
@@ -98,9 +107,11 @@ class ObservationTracker:
         trick = self._current_trick(v, info)
         played = _played(v, self.rules.num_players)
         played[0] |= 1 << action_card(action)
+        key = _key(v, info.dealer)
+        self._records.pop(key, None)  # re-inserted last: the dict's order is the order of last play
         if len(self._records) >= MAX_TRACKED:
-            self._records.clear()
-        self._records[_key(v, info.dealer)] = _Record(
+            del self._records[next(iter(self._records))]
+        self._records[key] = _Record(
             plays=list(info.plays[: len(info.plays) - len(trick)]), pending=[*trick, (0, action)], played=played)
 
     # -- the pieces ------------------------------------------------------------------------------

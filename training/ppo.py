@@ -385,6 +385,7 @@ def _finish(config: Config, rules: Rules, session: Session, run: RunFolder, runl
     save_checkpoint_file(run, final, {k: payload[k] for k in ("rules", "model_spec", "model", "counters", "config")})
     evaluations = final_evaluation(config, rules, session, run, runlog, final, log)
     wall = time.time() - session.start
-    log(f"\ntrained {session.steps} steps in {train_time:.0f} s ({steps_per_s:.0f} learner steps/s); "
-        f"total wall-clock {wall:.0f} s; agent: {final}")
+    trained = (f"trained {session.steps} steps in {train_time:.0f} s ({steps_per_s:.0f} learner steps/s)"
+               if config.train.total_steps else "no PPO (train.total_steps: 0)")
+    log(f"\n{trained}; total wall-clock {wall:.0f} s; agent: {final}")
     return TrainResult(run.run_dir, st.global_step, st.updates, final, evaluations, wall, steps_per_s)

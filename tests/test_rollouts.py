@@ -217,3 +217,21 @@ def test_a_resumed_run_evaluates_against_the_same_start(tmp_path):
     assert all(torch.equal(read_checkpoint(run / "start.pt")["model"][k], v) for k, v in start.items())
     again = duplicate_match(RULES, str(result.final_checkpoint), str(run / "start.pt"), 6, seed=config.evaluation.seed)
     assert result.evaluations["start"]["score_diff_per_deal"] == again.to_dict()["score_diff_per_deal"]
+
+
+def test_evaluating_against_the_start_leaves_the_training_generators_alone(tmp_path):
+    """Loading start.pt builds a network (which draws from torch's generator): a resumed run must
+    draw what the uninterrupted one drew, so the evaluation puts every generator back."""
+    from agents.neural import save_checkpoint
+    from training.warmstart import evaluate_policy
+
+    model = _network()
+    save_checkpoint(tmp_path / "start.pt", {"rules": RULES.to_dict(), "model_spec": model.spec(),
+                                            "model": model.state_dict()})
+    torch.manual_seed(7)
+    before = torch.get_rng_state()
+    report = evaluate_policy(model, RULES, "start", 2, seed=5, start=tmp_path / "start.pt")
+    assert torch.equal(torch.get_rng_state(), before)
+    assert report.to_dict()["score_diff_per_deal"]["mean"] == 0  # the same network on both sides
+    with pytest.raises(ValueError, match=r"needs the run's start\.pt"):
+        evaluate_policy(model, RULES, "start", 2, seed=5)

@@ -67,20 +67,22 @@ def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: i
     an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint."""
     from training.evaluate import duplicate_match
 
-    if opponent == START:
-        if start is None:
-            raise ValueError("the start opponent needs the run's start.pt")
-        other = load_agent(start, rules, seed + 1, greedy=True)
-        other.label = START  # type: ignore[attr-defined]  # the name reports give team B
-    else:
-        other = make_agent(opponent, rules, seed + 1)
-    with preserved_rng(), torch.inference_mode():
+    with preserved_rng(), torch.inference_mode():  # building a network draws from torch's generator
+        other = _start_agent(start, rules, seed + 1) if opponent == START else make_agent(opponent, rules, seed + 1)
         agent = NeuralAgent(rules, seed, model=model, greedy=True)
         if label:
             agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
         report = duplicate_match(rules, agent, other, deals, seed=seed)
     model.train()
     return report
+
+
+def _start_agent(start: Path | None, rules: Rules, seed: int) -> NeuralAgent:
+    if start is None:
+        raise ValueError("the start opponent needs the run's start.pt")
+    agent = load_agent(start, rules, seed, greedy=True)
+    agent.label = START  # type: ignore[attr-defined]  # the name reports give team B
+    return agent
 
 
 def learning_verdict(start_report: dict[str, Any]) -> dict[str, Any]:

@@ -121,7 +121,7 @@ def _float_keys(model: type[BaseModel] = Config, prefix: str = "") -> list[str]:
 
 
 def test_the_config_has_float_keys_to_check():
-    assert {"env.reward_scale", "train.learning_rate", "pretrain.bid_rollouts.margin"} <= set(_float_keys())
+    assert {"env.reward_scale", "train.learning_rate", "pretrain.rollouts.fit.selection_z"} <= set(_float_keys())
 
 
 @pytest.mark.parametrize("key", _float_keys())
@@ -146,8 +146,8 @@ def test_non_finite_numbers_in_a_file_name_the_key(tmp_path):
     ("train.learning_rate=5", "train.learning_rate"),
     ("seed=-1", "seed"),
     ("evaluation.seed=1e30", "evaluation.seed"),
-    ("pretrain.bid_rollouts.workers=100000", "pretrain.bid_rollouts.workers"),
-    ("pretrain.bid_rollouts.chunk_timeout=0", "pretrain.bid_rollouts.chunk_timeout"),
+    ("pretrain.rollouts.workers=100000", "pretrain.rollouts.workers"),
+    ("pretrain.rollouts.chunk_timeout=0", "pretrain.rollouts.chunk_timeout"),
 ])
 def test_sizes_and_rates_are_bounded(override, key):
     with pytest.raises(ConfigError, match=rf"{key}: "):
@@ -174,7 +174,7 @@ def test_a_section_error_is_blamed_on_the_override_that_causes_it():
         config_from_dict({"rules": {"preset": "french_46", "options": {"both_jokers_min_bid": 8}}},
                          overrides=["seed=2", "rules.preset=australian"])
     with pytest.raises(ConfigError, match=r"\(top level\): .*\[from the override 'network\.advice=none'\]$"):
-        config_from_dict({"network": {"advice": "heuristic"}, "pretrain": {"bid_rollouts": {"deals": 5}}},
+        config_from_dict({"network": {"advice": "heuristic"}, "pretrain": {"rollouts": {"deals": 5}}},
                          overrides=["seed=3", "network.advice=none"])
 
 

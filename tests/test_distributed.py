@@ -104,8 +104,8 @@ def test_contradictory_or_bad_worker_options_are_one_line(argv, capsys):
 @pytest.mark.parametrize(("options", "expected"), [
     (["--workers", "3"], ("local", None, 3)),
     (["seed=2", "--workers=4"], ("local", None, 4)),
-    (["--ray-address", "10.0.0.1:6379", "--resume"], ("ray", "10.0.0.1:6379", 1)),
-    (["--ray-address=ray://head:10001"], ("ray", "ray://head:10001", 1)),
+    (["--ray-address", "10.0.0.1:6379", "--resume"], ("ray", "10.0.0.1:6379", 2)),  # the config's workers: 2
+    (["--ray-address=ray://head:10001"], ("ray", "ray://head:10001", 2)),
 ])
 def test_train_worker_options_become_config_keys(options, expected, monkeypatch):
     pytest.importorskip("torch")
@@ -115,7 +115,7 @@ def test_train_worker_options_become_config_keys(options, expected, monkeypatch)
     monkeypatch.setattr(ppo, "train", lambda config, resume, overwrite: seen.append(config))
     assert main(["train", str(ROOT / "configs" / "quickstart.yaml"), *options]) == 0
     d = seen[0].distributed
-    assert (d.backend, d.address, seen[0].pretrain.bid_rollouts.workers) == expected
+    assert (d.backend, d.address, seen[0].pretrain.rollouts.workers) == expected
 
 
 # -- a local Ray cluster -----------------------------------------------------------------------
@@ -188,16 +188,20 @@ def test_a_match_on_ray_gives_the_report_of_one_process(ray_address, monkeypatch
     assert json.loads(out[out.index("{"):]) == alone
 
 
-def test_bid_rollouts_on_ray_are_the_data_of_one_process(ray_address, monkeypatch):
+def test_the_rollout_warm_start_on_ray_has_the_data_of_one_process(ray_address):
     pytest.importorskip("torch")
-    import training.bid_rollouts as bid_rollouts
-    from five_hundred_env.rules import make_rules
-    from training.config import BidRolloutConfig
+    import torch
 
-    monkeypatch.setattr(bid_rollouts, "CHUNK_DEALS", 2)  # three chunks
-    cfg, rules = BidRolloutConfig(deals=6, play_sample_rate=0.2), make_rules("australian")
-    alone = bid_rollouts.rollout_targets(rules, cfg, np.random.default_rng(3))
-    on_ray = bid_rollouts.rollout_targets(rules, cfg, np.random.default_rng(3), backend=Backend("ray", ray_address))
+    from agents.neural import ActorCritic
+    from five_hundred_env.rules import make_rules
+    from training.exit_data import heuristic_rollouts
+    from training.improvement_config import RolloutsConfig, SampleConfig
+
+    torch.manual_seed(0)
+    model, rules = ActorCritic(1399, 80, [16], advice="heuristic"), make_rules("australian")
+    cfg = RolloutsConfig(deals=6, chunk_deals=2, sample=SampleConfig(bid=1, discard=1, nominate=1, play=0.2))
+    alone = heuristic_rollouts(rules, model, cfg, [3, 4, 5])
+    on_ray = heuristic_rollouts(rules, model, cfg, [3, 4, 5], backend=Backend("ray", ray_address))
     assert alone.keys() == on_ray.keys()
     for key in alone:
         assert np.array_equal(alone[key], on_ray[key]), key

@@ -137,7 +137,7 @@ def _check_workers(workers: int | None, ray_address: str | None) -> None:
 
 
 def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> list[str]:
-    """The config overrides of train's --workers (the bid rollouts' processes) and --ray-address."""
+    """The config overrides of train's --workers (the rollout warm start's processes) and --ray-address."""
     workers, address = args.workers, values.get("--ray-address", args.ray_address)
     if "--workers" in values:
         if not values["--workers"].isdigit():
@@ -145,7 +145,7 @@ def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> 
         workers = int(values["--workers"])
     _check_workers(workers, address)
     if workers is not None:
-        return [f"pretrain.bid_rollouts.workers={workers}"]
+        return [f"pretrain.rollouts.workers={workers}"]
     if address is not None:  # as a JSON string, which YAML reads as the very same string
         return ["distributed.backend=ray", f"distributed.address={json.dumps(address)}"]
     return []
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a config key, e.g. train.total_steps=2e6")
     train.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
     train.add_argument("--overwrite", action="store_true", help="start again, deleting only the files in its manifest.json")
-    _add_distributed_arguments(train, "the bid rollouts' worker processes (pretrain.bid_rollouts.workers)")
+    _add_distributed_arguments(train, "the rollout warm start's worker processes (pretrain.rollouts.workers)")
     train.set_defaults(func=_train)
     sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
                    "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.expert_iteration

@@ -11,11 +11,11 @@ A config has these sections (every key has a default, so a file only names what 
     train:    {algorithm: ppo, total_steps: 2e6, num_envs: 32, num_steps: 128, learning_rate: 3e-4, ...}
     network:  {hidden_sizes: [256, 256], activation: relu, critic: central, advice: none}
     opponents: {self_play: 0.5, snapshot: 0.2, heuristic: 0.15, random: 0.15, snapshot_interval: 1e5, pool_size: 8}
-    pretrain: {teacher: heuristic, deals: 0, epochs: 4, bid_rollouts: {deals: 0}}   # optional warm starts
+    pretrain: {teacher: heuristic, deals: 0, epochs: 4, rollouts: {deals: 0}}   # optional warm starts
     evaluation: {interval: 2.5e5, deals: 200, final_deals: 1000, seed: 12345, opponents: [random, heuristic]}
     logging:  {dir: runs, run_name: null, csv: true, tensorboard: true, progress: true}
     checkpoint: {interval: 2.5e5, keep: 3}
-    distributed: {backend: local, address: null, max_retries: 2}   # or backend: ray (bid rollouts)
+    distributed: {backend: local, address: null, max_retries: 2}   # or backend: ray (rollouts)
 
 :func:`load_config` reads a file with ``yaml.safe_load`` semantics (plus ``1e6``-style numbers,
 which plain YAML 1.1 reads as strings), applies command-line overrides ``key.sub=value`` (the
@@ -34,33 +34,15 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from five_hundred_env.rules import Rules, make_rules
+from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, ConfigError, Section
+from training.improvement_config import RolloutsConfig
 from training.yaml_loader import YamlError, parse_yaml
 
 MAX_CONFIG_BYTES = 1_000_000
 """The largest config file read: real ones are a few kilobytes."""
-
-MAX_STEPS = 10**12
-"""The largest step count or step interval (about 30 years of training at 1000 steps/s)."""
-
-MAX_DEALS = 10**7
-"""The largest number of deals of a warm start or an evaluation."""
-
-MAX_SEED = 2**64 - 1
-"""Seeds are non-negative and fit 64 bits (what ``torch.manual_seed`` accepts)."""
-
-
-class ConfigError(ValueError):
-    """A config that cannot be used; the message names the file and the key."""
-
-
-class Section(BaseModel):
-    # extra="forbid": a misspelt key is an error, never silently ignored.
-    # allow_inf_nan=False: no inf or NaN reaches training, whatever the field's range.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
-
 
 class RulesConfig(Section):
     """The rules preset and any rule options overridden on it (docs/rules.md §2)."""
@@ -172,34 +154,22 @@ class EvaluationConfig(Section):
     deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
     final_deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate deals of the final evaluation; 0 = none")
     seed: int = Field(12345, ge=0, le=MAX_SEED)
-    opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
+    opponents: list[Literal["random", "heuristic", "start"]] = Field(
+        default_factory=lambda: ["random", "heuristic"],
+        description="'start': the network as the run began, before any warm start or training (<run>/start.pt)")
 
 
-class BidRolloutConfig(Section):
-    """Rollout policy improvement of the auction (``training.bid_rollouts``): on ``deals`` deals
-    played by the heuristic, every candidate bid of every bidding decision is played out by the
-    heuristic, and the network learns the bids that beat the heuristic's (0 deals: none)."""
-
-    deals: int = Field(0, ge=0, le=MAX_DEALS)
-    workers: int = Field(1, gt=0, le=256, description="processes playing the rollouts (the data do not depend on it)")
-    chunk_timeout: float = Field(600.0, gt=0, le=86_400, description="seconds a worker may spend on one chunk of "
-                                                                        "100 deals before the run stops with an error")
-    epochs: int = Field(10, gt=0, le=10_000)
-    batch_size: int = Field(512, gt=0, le=2**20)
-    learning_rate: float = Field(3e-4, gt=0, le=1)
-    max_grad_norm: float = Field(0.5, gt=0)
-    held_out: float = Field(0.1, gt=0, lt=0.5, description="share of the deals held out to pick the best epoch")
-    non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage given to bids not rolled out (×100 points)")
-    play_sample_rate: float = Field(0.15, gt=0, le=1, description="share of the other decisions kept on the heuristic's move")
-    margin: float | None = Field(None, gt=0, le=1000,
-                                 description="after the fit, the advised action's logit bonus is at least this")
+RENAMED_BID_ROLLOUTS = (
+    "bid_rollouts is now pretrain.rollouts (every decision kind): deals, workers and chunk_timeout keep their names; "
+    "epochs, batch_size, learning_rate, max_grad_norm, held_out and non_candidate_penalty go under rollouts.fit; "
+    "play_sample_rate and margin are gone (bids alone: rollouts.sample: {bid: 1, discard: 0, nominate: 0, play: 0})")
 
 
 class PretrainConfig(Section):
     """Optional warm starts, applied once at the start of a fresh run: the network's weights from
     an earlier checkpoint (``init_from``: same preset and network), then imitation of a teacher
     (``training.imitation``) over ``deals`` deals of its play (0: none), then rollout improvement
-    of the bidding (``bid_rollouts``)."""
+    over the heuristic (``rollouts``)."""
 
     init_from: str | None = Field(None, description="a checkpoint whose network weights start this run")
     teacher: Literal["heuristic", "random"] = "heuristic"
@@ -209,7 +179,14 @@ class PretrainConfig(Section):
     learning_rate: float = Field(1e-3, gt=0, le=1)
     value_coef: float = Field(0.5, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
-    bid_rollouts: BidRolloutConfig = Field(default_factory=BidRolloutConfig)
+    rollouts: RolloutsConfig = Field(default_factory=RolloutsConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_bid_rollouts(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "bid_rollouts" in data:
+            raise ValueError(RENAMED_BID_ROLLOUTS)
+        return data
 
 
 class LoggingConfig(Section):
@@ -253,8 +230,8 @@ class CheckpointConfig(Section):
 
 
 class DistributedConfig(Section):
-    """Where the bid rollouts' jobs and the PPO rollouts run (``training.distributed``): this
-    machine (``local``: the bid rollouts in ``pretrain.bid_rollouts.workers`` processes, the PPO
+    """Where the warm start's rollouts and the PPO rollouts run (``training.distributed``): this
+    machine (``local``: the warm start's rollouts in ``pretrain.rollouts.workers`` processes, the PPO
     collector in the training process), or Ray tasks on a cluster (the PPO rollouts in shards)."""
 
     backend: Literal["local", "ray"] = "local"
@@ -296,8 +273,8 @@ class Config(Section):
 
     @model_validator(mode="after")
     def _rollouts_need_advice(self) -> Config:
-        if self.pretrain.bid_rollouts.deals and self.network.advice != "heuristic":
-            raise ValueError("pretrain.bid_rollouts improves on the heuristic: it needs network.advice: heuristic")
+        if self.pretrain.rollouts.deals and self.network.advice != "heuristic":
+            raise ValueError("pretrain.rollouts improves on the heuristic: it needs network.advice: heuristic")
         return self
 
     def to_rules(self) -> Rules:

@@ -10,8 +10,8 @@ Each iteration
    every kind — rollouts of every candidate bid, discard and nomination on the same deal, PIMC
    values for the card play — and the deals' results for the critic;
 2. **fits** the network (:func:`fit`): the actor to the improved targets (``fit.objective``:
-   ``all_action`` maximises ``Σ_a π(a|o)·A(o, a)``, the all-action policy gradient of
-   ``training.bid_rollouts``; ``cross_entropy`` imitates the best-scoring candidate), the critic to
+   ``all_action`` maximises ``Σ_a π(a|o)·A(o, a)``, the all-action policy gradient;
+   ``cross_entropy`` imitates the best-scoring candidate), the critic to
    the results; the last ``fit.held_out`` of the chunks is held out and the epoch whose greedy
    policy gains most on it is kept (the starting weights, if no epoch gains);
 3. **logs** a row (``progress.csv`` and TensorBoard, through ``training.runlog.RunLog``), with a
@@ -68,6 +68,7 @@ from training.exit_data import (
     target_stats,
     write_cache,
 )
+from training.improvement_config import FitConfig, SampleConfig
 from training.runlog import RunLog
 from training.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
 
@@ -78,18 +79,6 @@ ITERATION_STEP = 1000
 """``global_step`` of iteration ``k``'s row is ``k × 1000``; its fit's epoch ``e`` is ``(k − 1) × 1000 + e``."""
 
 Log = Callable[[str], None]
-
-
-class SampleConfig(Section):
-    """The probability that a decision of each kind (with a choice) gets improved targets."""
-
-    bid: float = Field(1.0, ge=0, le=1)
-    discard: float = Field(1.0, ge=0, le=1)
-    nominate: float = Field(1.0, ge=0, le=1)
-    play: float = Field(0.1, ge=0, le=1)
-
-    def rates(self) -> tuple[float, float, float, float]:
-        return self.bid, self.discard, self.nominate, self.play
 
 
 class GenerationConfig(Section):
@@ -112,21 +101,6 @@ class GenerationConfig(Section):
                             "playout of each legal card on the real deal, as the bids are")
     cache: bool = Field(False, description="keep each iteration's data in <run dir>/data_N.npz; a later run over "
                                            "the very same deals (same settings, seeds and weights) reads them")
-
-
-class FitConfig(Section):
-    """The fit of each iteration (:func:`fit`)."""
-
-    objective: Literal["all_action", "cross_entropy"] = "all_action"
-    epochs: int = Field(8, gt=0, le=10_000)
-    batch_size: int = Field(256, gt=0, le=2**20)
-    learning_rate: float = Field(3e-4, gt=0, le=1)
-    max_grad_norm: float = Field(0.5, gt=0)
-    value_coef: float = Field(0.5, ge=0)
-    held_out: float = Field(0.2, gt=0, lt=0.5, description="share of the chunks held out to choose the epoch")
-    non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage of bids not rolled out (×100 points)")
-    selection_z: float = Field(2.0, ge=0, le=10, description="an epoch is kept by its held-out gain minus this many "
-                                                             "standard errors (0: by the gain itself)")
 
 
 class ExitEvaluationConfig(Section):

@@ -3,9 +3,9 @@
 ``five-hundred plot runs/quickstart`` (or the CSV's path) writes ``runs/quickstart/curves.png``:
 the duplicate evaluations against random and heuristic with their 95% intervals, the training
 returns against each kind of opponent, the PPO losses and entropy, and the bid statistics. A run
-with the rollout improvement of the bidding (``pretrain.bid_rollouts``) also gets its curve: the
-held-out gain per bidding decision and the deviation rate, epoch by epoch, next to its
-evaluations (after the warm starts, and final).
+with the rollout improvement over the heuristic (``pretrain.rollouts``) also gets its curve: the
+held-out gain per scored decision and the deviation rate, epoch by epoch, next to its
+evaluations (after the warm starts, and final; against random, heuristic and the run's start).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
     if not csv_path.is_file():
         raise FileNotFoundError(f"no progress.csv at {csv_path}")
     rows = read_progress(csv_path)
-    rollouts = read_progress(csv_path, "bid_rollouts")
+    rollouts = read_progress(csv_path, "rollouts")
     if not rows and not rollouts:
         raise ValueError(f"{csv_path} holds no training updates yet")
     out = Path(out) if out else csv_path.with_name("curves.png")
@@ -57,7 +57,7 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
     if not rows:  # the warm starts alone (train.total_steps: 0)
         fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
         _rollout_panels(axes, rollouts, starts, finals)
-        fig.suptitle(f"{csv_path.parent.name}: bid rollouts, no PPO")
+        fig.suptitle(f"{csv_path.parent.name}: rollout improvement, no PPO")
         return _save(fig, out)
 
     steps = _column(rows, "global_step")
@@ -104,7 +104,7 @@ def _lines_panel(ax: Any, rows: Rows, names: tuple[str, ...], title: str, strip:
 def _evaluation_panel(ax: Any, rows: Rows, starts: Rows, finals: Rows) -> None:
     """The periodic duplicate evaluations (after the warm start first) with their intervals, and
     the final one as a star."""
-    for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+    for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red"), ("start", "tab:green")):
         x, m = _series(starts + rows, f"eval_{opponent}_mean")
         if x:
             _, lo = _series(starts + rows, f"eval_{opponent}_lo")
@@ -136,7 +136,7 @@ def _save(fig: object, out: Path) -> Path:
 
 def _rollout_panels(axes: object, rollouts: list[dict[str, float | str]], starts: list[dict[str, float | str]],
                     finals: list[dict[str, float | str]]) -> None:
-    """Left: the bid rollouts' held-out gain (± one standard error) and deviation rate by epoch.
+    """Left: the rollout fit's held-out gain (± one standard error) and deviation rate by epoch.
     Right: the duplicate evaluations after the warm starts and at the end, with 95% intervals."""
     from matplotlib.ticker import MaxNLocator
 
@@ -144,25 +144,25 @@ def _rollout_panels(axes: object, rollouts: list[dict[str, float | str]], starts
     epochs = list(range(1, len(rollouts) + 1))
     gain = [float(r["rollout_gain"]) for r in rollouts]
     se = [float(r["rollout_gain_se"]) for r in rollouts]
-    ax.plot(epochs, gain, "o-", color="tab:green", label="held-out gain per bidding decision")
+    ax.plot(epochs, gain, "o-", color="tab:green", label="held-out gain per scored decision")
     ax.fill_between(epochs, [g - e for g, e in zip(gain, se, strict=True)], [g + e for g, e in zip(gain, se, strict=True)],
                     color="tab:green", alpha=0.2)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("epoch of the fit")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("points (vs the heuristic's bid)")
-    ax.set_title("bid rollouts: held-out gain (± s.e.) and deviation rate")
+    ax.set_ylabel("points (vs the heuristic's choice)")
+    ax.set_title("rollouts: held-out gain (± s.e.) and deviation rate")
     twin = ax.twinx()
     twin.plot(epochs, [float(r["rollout_deviation"]) for r in rollouts], "s--", color="tab:purple",
               label="deviates from the heuristic")
-    twin.set_ylabel("share of bidding decisions")
+    twin.set_ylabel("share of scored decisions")
     twin.set_ylim(0, 1)
     lines = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
     ax.legend(lines, [str(line.get_label()) for line in lines], loc="upper left")
     labels, means, errs, colours = [], [], [], []
     for when, group in (("after warm start", starts), ("final", finals)):
         for row in group:
-            for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+            for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red"), ("start", "tab:green")):
                 m = float(row.get(f"eval_{opponent}_mean", math.nan))
                 if not math.isnan(m):
                     lo, hi = float(row[f"eval_{opponent}_lo"]), float(row[f"eval_{opponent}_hi"])

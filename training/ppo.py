@@ -50,6 +50,7 @@ from training.runs import (
     DiskFullError,
     NonFiniteError,
     RunFolder,
+    RunFolderError,
     Session,
     TrainingState,
     checkpoint,
@@ -59,7 +60,15 @@ from training.runs import (
     save_checkpoint_file,
 )
 from training.selfplay import Rollout, SnapshotPool, collect_shard, make_collector
-from training.warmstart import WARM_START_KINDS, evaluate_policy, final_evaluation, run_warm_starts, score_ci
+from training.warmstart import (
+    START,
+    WARM_START_KINDS,
+    evaluate_policy,
+    final_evaluation,
+    run_warm_starts,
+    score_ci,
+    start_path,
+)
 
 
 @dataclass
@@ -292,7 +301,8 @@ def ppo_loop(config: Config, rules: Rules, session: Session, run: RunFolder, run
             row = _update_row(session, lr, metrics, ro)
             if ev.deals and _crossed(prev_step, st.global_step, ev.interval):
                 for opponent in ev.opponents:
-                    m, lo, hi = score_ci(evaluate_policy(st.model, rules, opponent, ev.deals, ev.seed))
+                    m, lo, hi = score_ci(evaluate_policy(st.model, rules, opponent, ev.deals, ev.seed,
+                                                         start=start_path(run)))
                     last_eval[opponent] = m
                     row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi})
             runlog.write(row)
@@ -320,7 +330,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     it has said where ``--resume`` picks up."""
     rules = config.to_rules()
     for name in {k for k, r in config.opponents.rates().items() if r > 0 and k in ("heuristic", "random")} \
-            | set(config.evaluation.opponents):
+            | set(config.evaluation.opponents) - {START}:
         make_agent(name, rules, 0)  # fail now, not an hour in, if an agent is missing
     run = open_run(config, resume, overwrite, log)
     run.manifest.add(run.run_dir / "config.yaml", "config")
@@ -329,6 +339,9 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     session = Session(_initial_state(config, rules, device))
     if resume:
         _resume(session.state, run, config, rules, log)
+        if START in config.evaluation.opponents and not start_path(run).is_file():
+            raise RunFolderError(f"{start_path(run)} does not exist (the run began before its start was kept): "
+                                 f"resume without {START} in evaluation.opponents")
     runlog: RunLog | None = None
     phase = "the start"
     try:
@@ -372,6 +385,7 @@ def _finish(config: Config, rules: Rules, session: Session, run: RunFolder, runl
     save_checkpoint_file(run, final, {k: payload[k] for k in ("rules", "model_spec", "model", "counters", "config")})
     evaluations = final_evaluation(config, rules, session, run, runlog, final, log)
     wall = time.time() - session.start
-    log(f"\ntrained {session.steps} steps in {train_time:.0f} s ({steps_per_s:.0f} learner steps/s); "
-        f"total wall-clock {wall:.0f} s; agent: {final}")
+    trained = (f"trained {session.steps} steps in {train_time:.0f} s ({steps_per_s:.0f} learner steps/s)"
+               if config.train.total_steps else "no PPO (train.total_steps: 0)")
+    log(f"\n{trained}; total wall-clock {wall:.0f} s; agent: {final}")
     return TrainResult(run.run_dir, st.global_step, st.updates, final, evaluations, wall, steps_per_s)

@@ -26,13 +26,14 @@ CSV_COLUMNS = (
     "return_vs_snapshot", "return_vs_heuristic", "return_vs_random", "return_learner",
     "bid_won_rate", "contract_made_rate", "suit_share", "nt_share", "misere_share", "thrown_in_rate",
     "contract_value", "imitation_agreement", "imitation_bid_agreement",
-    "rollout_gain", "rollout_gain_se", "rollout_deviation", "rollout_play_agreement",
+    "rollout_gain", "rollout_gain_se", "rollout_deviation",
     "eval_random_mean", "eval_random_lo", "eval_random_hi",
     "eval_heuristic_mean", "eval_heuristic_lo", "eval_heuristic_hi",
+    "eval_start_mean", "eval_start_lo", "eval_start_hi",
 )
 """The columns of ``progress.csv``: an ``imitation`` row per epoch of the optional warm start,
-a ``bid_rollouts`` row per epoch of the optional rollout improvement of the bidding (gains in
-points per bidding decision), an ``eval`` row (the warm-started policy evaluated), one ``update``
+a ``rollouts`` row per epoch of the optional rollout improvement over the heuristic (gains in
+points per scored decision, held out), an ``eval`` row (the warm-started policy evaluated), one ``update``
 row per PPO update (the ``eval_*`` columns filled when an evaluation ran), then a ``final_eval``
 row per opponent."""
 

@@ -1,6 +1,6 @@
 """A training run's folder: what it holds, starting and resuming it, checkpoints, RNG states.
 
-``<logging.dir>/<run_name>/`` holds ``config.yaml``, ``progress.csv``, ``tb/``, ``final.pt``,
+``<logging.dir>/<run_name>/`` holds ``config.yaml``, ``progress.csv``, ``tb/``, ``start.pt``, ``final.pt``,
 ``final_eval.json`` and, by default, ``checkpoints/`` (``checkpoint.dir`` may put those
 elsewhere, even in a folder shared with other files). ``manifest.json`` lists every file the
 run wrote, checkpoints included, *before* it writes them, so that
@@ -41,7 +41,7 @@ from training.selfplay import SnapshotPool
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = "five-hundred-run/1"
-RUN_OUTPUTS = ("progress.csv", "final.pt", "final_eval.json", "tb/events.out.tfevents.*")
+RUN_OUTPUTS = ("progress.csv", "start.pt", "final.pt", "final_eval.json", "tb/events.out.tfevents.*")
 """Files a run writes in its folder (globs, relative to it)."""
 CHECKPOINT_OUTPUTS = ("latest.pt", "step_*.pt")
 """Files a run writes in its checkpoint folder."""
@@ -50,7 +50,7 @@ TRAINING_KEYS = ("optimizer", "pool", "rng", "counters", "config")
 
 OUTPUT, CACHE, CONFIG = "output", "cache", "config"
 """Roles of the manifest's files: outputs make a fresh run refuse the folder; the resolved
-config is rewritten by every start; a cache (the bid rollouts' data) survives ``overwrite``."""
+config is rewritten by every start; a cache (the rollouts' data) survives ``overwrite``."""
 
 
 class RunFolderError(ValueError):
@@ -322,7 +322,7 @@ class TrainingState:
             c["global_step"], c["env_steps"], c["deals"], c["updates"])
         self.time_before = float(c.get("time_s", 0.0))
         # Checkpoints from before warm starts were tracked were written once they were all done.
-        self.warm_starts_done = list(c.get("warm_starts_done", ["imitation", "bid_rollouts", "warm_start_eval"]))
+        self.warm_starts_done = list(c.get("warm_starts_done", ["imitation", "rollouts", "warm_start_eval"]))
 
 
 def non_finite_tensors(tensors: dict[str, torch.Tensor]) -> list[str]:

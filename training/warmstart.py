@@ -5,8 +5,9 @@ Warm starts (``pretrain``), in order, only before the first PPO update:
 * ``init_from``: the weights of an earlier checkpoint (same preset and network);
 * ``deals``: imitation of the teacher agent (:mod:`training.imitation`): PPO from a random
   network learns that bidding loses, stops bidding, and never learns to play contracts;
-* ``bid_rollouts``: the bidding improved from rollouts of every candidate bid on the same deals
-  (:mod:`training.bid_rollouts`);
+* ``rollouts``: one step of policy iteration over the heuristic: at sampled decisions of every
+  kind, every candidate played out by the heuristic on the same deal, and the network fitted to
+  the measured advantages (:func:`rollouts`);
 
 then, if any ran, the policy is evaluated (an ``eval`` row: the yardstick for what PPO adds).
 Each of the last three is checkpointed once finished, with its name in the checkpoint's
@@ -22,7 +23,7 @@ from typing import Any
 
 import torch
 
-from agents.neural import NeuralAgent, load_training_weights, make_adviser, read_checkpoint
+from agents.neural import NeuralAgent, load_agent, load_training_weights, make_adviser, read_checkpoint
 from agents.registry import make_agent
 from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
@@ -36,25 +37,75 @@ from training.runs import (
     checkpoint,
     non_finite_tensors,
     preserved_rng,
+    save_checkpoint_file,
 )
 
-WARM_START_KINDS = {"imitation": "imitation", "bid_rollouts": "bid_rollouts", "eval": "warm_start_eval"}
+WARM_START_KINDS = {"imitation": "imitation", "rollouts": "rollouts", "eval": "warm_start_eval"}
 """The kind of ``progress.csv`` row each warm-start stage writes -> the stage's name."""
 
 Log = Callable[[str], None]
 
+START, START_NAME = "start", "start.pt"
+"""The opponent that is the run's own start, and its file in the run folder."""
 
-def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: int, label: str | None = None) -> Any:
-    """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B)."""
+
+def start_path(run: RunFolder) -> Path:
+    """``<run>/start.pt``: the network as the run began (the ``start`` opponent)."""
+    return run.run_dir / START_NAME
+
+
+def save_start(run: RunFolder, session: Session, rules: Rules) -> None:
+    """Keep the network as it is now, before any warm start or training, as ``start.pt``."""
+    model = session.state.model
+    save_checkpoint_file(run, start_path(run), {"rules": rules.to_dict(), "model_spec": model.spec(),
+                                                "model": model.state_dict()})
+
+
+def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: int, label: str | None = None,
+                    start: Path | None = None) -> Any:
+    """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B):
+    an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint."""
     from training.evaluate import duplicate_match
 
-    with preserved_rng(), torch.inference_mode():
+    with preserved_rng(), torch.inference_mode():  # building a network draws from torch's generator
+        other = _start_agent(start, rules, seed + 1) if opponent == START else make_agent(opponent, rules, seed + 1)
         agent = NeuralAgent(rules, seed, model=model, greedy=True)
         if label:
             agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
-        report = duplicate_match(rules, agent, make_agent(opponent, rules, seed + 1), deals, seed=seed)
+        report = duplicate_match(rules, agent, other, deals, seed=seed)
     model.train()
     return report
+
+
+def _start_agent(start: Path | None, rules: Rules, seed: int) -> NeuralAgent:
+    if start is None:
+        raise ValueError("the start opponent needs the run's start.pt")
+    agent = load_agent(start, rules, seed, greedy=True)
+    agent.label = START  # type: ignore[attr-defined]  # the name reports give team B
+    return agent
+
+
+def learning_verdict(start_report: dict[str, Any]) -> dict[str, Any]:
+    """Whether the run learned, from the final report against its start: ``stronger`` (the 95%
+    interval above zero), ``weaker`` (below) or ``not measurably different`` (it contains zero)."""
+    d = start_report["score_diff_per_deal"]
+    mean, (lo, hi) = d["mean"], d["ci95"]
+    verdict = "not measurably different"
+    if lo is not None and lo > 0:
+        verdict = "stronger"
+    elif hi is not None and hi < 0:
+        verdict = "weaker"
+    return {"mean": mean, "ci95": [lo, hi], "boards": start_report["deals"], "verdict": verdict}
+
+
+def learning_line(verdict: dict[str, Any]) -> str:
+    """``learning: +12.3 [+6.1, +18.5] points per deal over its start (1,000 boards): stronger``."""
+    mean, (lo, hi) = verdict["mean"], verdict["ci95"]
+    if mean is None or lo is None or hi is None:
+        figures = "no finite difference"
+    else:
+        figures = f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}] points per deal"
+    return f"learning: {figures} over its start ({verdict['boards']:,} boards): {verdict['verdict']}"
 
 
 def score_ci(report: Any) -> tuple[float, float, float]:
@@ -101,38 +152,47 @@ def imitation(config: Config, rules: Rules, session: Session, runlog: RunLog, de
     _check_finite(session, "the imitation warm start")
 
 
-def bid_rollouts(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,
-                 device: torch.device, log: Log) -> None:
-    """Bids that beat the heuristic's, measured by rollouts on the same deals (a row per epoch)."""
-    from training.bid_rollouts import improve_bidding, rollout_targets
+def rollouts(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,
+             device: torch.device, log: Log) -> None:
+    """The one-step rollout improvement over the heuristic of every sampled decision kind
+    (:func:`training.exit_data.heuristic_rollouts`), fitted by :func:`training.expert_iteration.fit`
+    (a row per epoch)."""
     from training.distributed import Backend
+    from training.exit_data import DECISION_KINDS, RESULT_SCALE, chunk_sizes, heuristic_rollouts, target_stats
+    from training.expert_iteration import fit
 
-    br, st = config.pretrain.bid_rollouts, session.state
+    rc, st = config.pretrain.rollouts, session.state
     backend = Backend.from_config(config.distributed)
-    workers = f"{br.workers} workers" if backend.kind == "local" else backend.describe()
-    log(f"bid rollouts: every candidate bid of {br.deals} heuristic deals played out ({workers})")
+    workers = f"{rc.workers} workers" if backend.kind == "local" else backend.describe()
+    log(f"rollouts: every candidate of the sampled decisions of {rc.deals} heuristic deals played out ({workers})")
+    seeds = [int(s) for s in st.rng.integers(2**31, size=len(chunk_sizes(rc.deals, rc.chunk_deals)) + 1)]
     # Cached in the run's folder: a fresh run (--overwrite) with the same deals reuses them.
-    cache = run.run_dir / "bid_rollouts.npz"
+    cache = run.run_dir / "rollouts.npz"
     run.manifest.add(cache, CACHE)
-    targets = rollout_targets(rules, br, st.rng, config.logging.progress, cache=cache, backend=backend)
-    log(f"bid rollouts: {len(targets['bid_x'])} bidding decisions, {len(targets['play_x'])} other decisions")
+    data = heuristic_rollouts(rules, st.model, rc, seeds[1:], cache, config.logging.progress, backend)
+    stats = target_stats(data)
+    log(f"rollouts: {int(stats['targets'])} decisions scored ("
+        + ", ".join(f"{int(stats[k + '_targets'])} {k}" for k in DECISION_KINDS)
+        + f"); the best candidate beats the heuristic's choice at {stats['improvable']:.0%} of them")
 
     def log_epoch(epoch: dict[str, float]) -> None:
-        runlog.write({"kind": "bid_rollouts", "global_step": 0, "update": 0, "time_s": session.elapsed(),
-                      "rollout_gain": 100 * epoch["gain"], "rollout_gain_se": 100 * epoch["gain_se"],
-                      "rollout_deviation": epoch["deviation"], "rollout_play_agreement": epoch["play_agreement"]},
+        runlog.write({"kind": "rollouts", "global_step": 0, "update": 0, "time_s": session.elapsed(),
+                      "policy_loss": epoch["policy_loss"], "value_loss": epoch["held_value_loss"],
+                      "imitation_agreement": epoch["agreement"], "rollout_gain": RESULT_SCALE * epoch["gain"],
+                      "rollout_gain_se": RESULT_SCALE * epoch["gain_se"], "rollout_deviation": epoch["deviation"]},
                      tb_step=int(epoch["epoch"]))
 
-    improve_bidding(st.model, targets, br, device, log, on_epoch=log_epoch)
-    _check_finite(session, "the bid rollouts")
+    fit(st.model, data, rc.fit, seeds[0], device, log, log_epoch)
+    _check_finite(session, "the rollouts")
 
 
-def warm_start_eval(config: Config, rules: Rules, session: Session, runlog: RunLog, log: Log) -> None:
+def warm_start_eval(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog, log: Log) -> None:
     """Where the warm starts leave the policy: the yardstick for what PPO adds."""
     ev = config.evaluation
     row: dict[str, Any] = {"kind": "eval", "global_step": 0, "update": 0, "time_s": session.elapsed()}
     for opponent in ev.opponents:
-        m, lo, hi = score_ci(evaluate_policy(session.state.model, rules, opponent, ev.deals, ev.seed))
+        m, lo, hi = score_ci(evaluate_policy(session.state.model, rules, opponent, ev.deals, ev.seed,
+                                             start=start_path(run)))
         row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi})
     runlog.write(row)
     log("after the warm start: " + ", ".join(
@@ -149,12 +209,13 @@ def run_warm_starts(config: Config, rules: Rules, session: Session, run: RunFold
     fresh = not st.warm_starts_done and not run.latest.exists()
     if fresh and pc.init_from:
         init_from(config, rules, session, log)
+    if fresh:
+        save_start(run, session, rules)
     stages: list[tuple[str, bool, Callable[[], None]]] = [
         ("imitation", pc.deals > 0, lambda: imitation(config, rules, session, runlog, device, log)),
-        ("bid_rollouts", pc.bid_rollouts.deals > 0,
-         lambda: bid_rollouts(config, rules, session, run, runlog, device, log)),
-        ("warm_start_eval", bool((pc.deals or pc.init_from or pc.bid_rollouts.deals) and ev.interval and ev.deals),
-         lambda: warm_start_eval(config, rules, session, runlog, log)),
+        ("rollouts", pc.rollouts.deals > 0, lambda: rollouts(config, rules, session, run, runlog, device, log)),
+        ("warm_start_eval", bool((pc.deals or pc.init_from or pc.rollouts.deals) and ev.interval and ev.deals),
+         lambda: warm_start_eval(config, rules, session, run, runlog, log)),
     ]
     for name, wanted, stage in stages:
         if wanted and name not in st.warm_starts_done:
@@ -173,13 +234,19 @@ def final_evaluation(config: Config, rules: Rules, session: Session, run: RunFol
     log(f"\nfinal evaluation: {ev.final_deals} duplicate deals against each of {', '.join(ev.opponents)}")
     for opponent in ev.opponents:
         # Named after the checkpoint file, as `five-hundred evaluate` names it.
-        report = evaluate_policy(st.model, rules, opponent, ev.final_deals, ev.seed, label=final.name)
+        report = evaluate_policy(st.model, rules, opponent, ev.final_deals, ev.seed, label=final.name,
+                                 start=start_path(run))
         evaluations[opponent] = report.to_dict()
         log(f"\n== {final} vs {opponent} ==")
         log(report.format_table())
         m, lo, hi = score_ci(report)
         runlog.write({"kind": "final_eval", "global_step": st.global_step, "update": st.updates,
                       f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi})
+    if START in evaluations:
+        evaluations["learning"] = learning_verdict(evaluations[START])
+        log("\n" + learning_line(evaluations["learning"]))
+    else:
+        log(f"\nlearning: not measured (evaluation.opponents has no {START})")
     path = run.run_dir / "final_eval.json"
     run.manifest.add(path)
     body = json.dumps(evaluations, indent=2).encode()

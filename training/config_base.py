@@ -1,0 +1,28 @@
+"""What every config section shares: the base class, the error, the bounds on sizes and seeds.
+
+Its own module so that the sections defined outside :mod:`training.config`
+(:mod:`training.improvement_config`) need not import it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+MAX_STEPS = 10**12
+"""The largest step count or step interval (about 30 years of training at 1000 steps/s)."""
+
+MAX_DEALS = 10**7
+"""The largest number of deals of a warm start or an evaluation."""
+
+MAX_SEED = 2**64 - 1
+"""Seeds are non-negative and fit 64 bits (what ``torch.manual_seed`` accepts)."""
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the file and the key."""
+
+
+class Section(BaseModel):
+    # extra="forbid": a misspelt key is an error, never silently ignored.
+    # allow_inf_nan=False: no inf or NaN reaches training, whatever the field's range.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)

@@ -1,0 +1,54 @@
+"""Improved targets and their fit: the settings shared by expert iteration (``training.expert_iteration``)
+and the rollout warm start of PPO runs (``pretrain.rollouts``, ``training.warmstart``).
+
+Both measure, at sampled decisions, the advantage of every candidate action by playouts
+(``training.exit_data``) and fit the network to them (``training.expert_iteration.fit``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from training.config_base import MAX_DEALS, Section
+
+
+class SampleConfig(Section):
+    """The probability that a decision of each kind (with a choice) gets improved targets."""
+
+    bid: float = Field(1.0, ge=0, le=1)
+    discard: float = Field(1.0, ge=0, le=1)
+    nominate: float = Field(1.0, ge=0, le=1)
+    play: float = Field(0.1, ge=0, le=1)
+
+    def rates(self) -> tuple[float, float, float, float]:
+        return self.bid, self.discard, self.nominate, self.play
+
+
+class FitConfig(Section):
+    """The fit of the actor to improved targets and the critic to results (``training.expert_iteration.fit``)."""
+
+    objective: Literal["all_action", "cross_entropy"] = "all_action"
+    epochs: int = Field(8, gt=0, le=10_000)
+    batch_size: int = Field(256, gt=0, le=2**20)
+    learning_rate: float = Field(3e-4, gt=0, le=1)
+    max_grad_norm: float = Field(0.5, gt=0)
+    value_coef: float = Field(0.5, ge=0)
+    held_out: float = Field(0.2, gt=0, lt=0.5, description="share of the chunks held out to choose the epoch")
+    non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage of bids not rolled out (×100 points)")
+    selection_z: float = Field(2.0, ge=0, le=10, description="an epoch is kept by its held-out gain minus this many "
+                                                             "standard errors (0: by the gain itself)")
+
+
+class RolloutsConfig(Section):
+    """One-step rollout improvement over the heuristic of every sampled decision (``training.exit_data``
+    with ``base="heuristic"``, ``play_targets="rollout"``), fitted by ``fit`` (0 deals: none)."""
+
+    deals: int = Field(0, ge=0, le=MAX_DEALS)
+    workers: int = Field(1, gt=0, le=256, description="processes playing the rollouts (the data do not depend on it)")
+    chunk_deals: int = Field(25, gt=0, le=10_000, description="deals per unit of work (one seed each)")
+    chunk_timeout: float = Field(600.0, gt=0, le=86_400, description="seconds a chunk may take before the run stops")
+    sample: SampleConfig = Field(default_factory=lambda: SampleConfig(play=0.5))
+    value_rate: float = Field(0.25, gt=0, le=1, description="share of all decisions kept for the critic")
+    fit: FitConfig = Field(default_factory=FitConfig)

@@ -3,11 +3,35 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from five_hundred_env.engine import Phase
 from five_hundred_env.rules import Rules, make_rules
+
+DECISION_KINDS = ("bid", "discard", "nominate", "play")
+"""The kinds of decision, in the order of a deal: the auction (§4), the kitty (§5), the joker's
+nomination (§7) and the card play (§7). The search agent, the per-decision agents and the
+expert-iteration data all use these names."""
+
+KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
+"""The kind of the decision a deal in this phase asks for."""
+
+
+def parse_kinds(kinds: str | Iterable[str]) -> frozenset[str]:
+    """The decision kinds of a ``+``-joined string (``"bid+play"``; empty: none) or an iterable of
+    :data:`DECISION_KINDS`; anything else is a ``ValueError`` naming the accepted kinds."""
+    words = ([w.strip().lower() for w in kinds.split("+")] if kinds.strip() else []) if isinstance(kinds, str) \
+        else list(kinds)
+    unknown = [w for w in words if w not in DECISION_KINDS]
+    if unknown:
+        raise ValueError(f"unknown decision kind(s) {', '.join(map(repr, unknown))} in {kinds!r}: "
+                         f"expected a +-joined list of {', '.join(DECISION_KINDS)}")
+    if len(set(words)) != len(words):
+        raise ValueError(f"a decision kind is given twice in {kinds!r}")
+    return frozenset(words)
 
 
 class Agent(ABC):

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, RandomAgent
+from agents.base import Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.pretrained import load_pretrained
 from agents.search import PIMCAgent
-from agents.split import DecisionSplitAgent, parse_kinds
+from agents.split import DecisionSplitAgent
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
@@ -278,6 +278,8 @@ def _split_factory(text: str) -> AgentFactory:
         kinds = parse_kinds(kinds_text)
     except ValueError as e:
         raise ValueError(f"agent spec {text!r}: {e}") from None
+    if not kinds:
+        raise ValueError(f"agent spec {text!r}: no decision kind after the @")
     inner = agent_factory(inner_spec)
 
     def build(rules: Rules, seed: int | None) -> Agent:

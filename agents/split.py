@@ -18,29 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
 from agents.heuristic import HeuristicAgent
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import observation_layout
 from five_hundred_env.rules import Rules
-
-DECISION_KINDS = ("bid", "discard", "nominate", "play")
-"""The kinds of decision, by the deal's phase (the order of ``training.exit_data.DECISION_KINDS``)."""
-
-_KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
-
-
-def parse_kinds(text: str) -> frozenset[str]:
-    """The decision kinds of a ``+``-joined list such as ``"bid+play"`` (one line naming the
-    accepted kinds for anything else)."""
-    words = [word.strip().lower() for word in text.split("+")]
-    unknown = [word for word in words if word not in DECISION_KINDS]
-    if unknown or not words:
-        raise ValueError(f"unknown decision kind(s) {', '.join(map(repr, unknown))} in {text!r}: "
-                         f"expected a +-joined list of {', '.join(DECISION_KINDS)}")
-    if len(set(words)) != len(words):
-        raise ValueError(f"a decision kind is given twice in {text!r}")
-    return frozenset(words)
 
 
 class DecisionSplitAgent(Agent):
@@ -64,9 +46,9 @@ class DecisionSplitAgent(Agent):
     def kind_of(self, observation: dict[str, Any]) -> str:
         """The kind of the decision this observation asks for (from its ``phase`` slice)."""
         phase = Phase(int(np.argmax(np.asarray(observation["observation"])[self._phase])))
-        if phase not in _KIND_OF_PHASE:
+        if phase not in KIND_OF_PHASE:
             raise ValueError(f"no decision to make: the observation shows the phase {phase.name}")
-        return _KIND_OF_PHASE[phase]
+        return KIND_OF_PHASE[phase]
 
     def act(self, observation: dict[str, Any]) -> int:
         agent = self.inner if self.kind_of(observation) in self.kinds else self.other

@@ -21,8 +21,9 @@ import random
 import time
 from typing import Any
 
+from agents.base import DECISION_KINDS as KINDS
 from agents.heuristic import HeuristicAgent
-from agents.search.pimc import KINDS, PIMCAgent, SearchRecord
+from agents.search.pimc import PIMCAgent, SearchRecord
 from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.solver import action_values
 from agents.search.values import PlayOut, policy_play_out

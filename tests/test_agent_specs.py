@@ -8,15 +8,13 @@ import pytest
 
 import five_hundred_env
 from agents import Agent, HeuristicAgent, agent_factory, make_agent, register_agent
+from agents.base import DECISION_KINDS, KIND_OF_PHASE, parse_kinds
 from agents.play import play_deal
 from agents.registry import parse_options, parse_value, unregister_agent
 from agents.search import PIMCAgent
-from agents.split import DECISION_KINDS, DecisionSplitAgent, parse_kinds
-from five_hundred_env.engine import Phase
+from agents.split import DecisionSplitAgent
 from five_hundred_env.rules import make_rules
 from training.evaluate import duplicate_match
-
-KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
 
 
 class Recording(Agent):
@@ -63,7 +61,7 @@ def test_options_reach_the_factory_and_the_label_is_the_spec_as_written(recordin
 
 
 @pytest.mark.parametrize(("spec", "words"), [
-    ("pimc:wrlds=8", r"'pimc' has no option 'wrlds' \(it takes worlds, seconds, rollout, solver_tricks\)"),
+    ("pimc:wrlds=8", r"'pimc' has no option 'wrlds' \(it takes worlds, seconds, rollout, solver_tricks, search, base, min_gain, bid_worlds, kitty_worlds\)"),
     ("heuristic:depth=2", r"'heuristic' has no option 'depth' \(it takes none\)"),
     ("pretrained:greedy=false", r"'pretrained' has no option 'greedy' \(it takes none\)"),
     ("pimc:worlds", r"expected NAME:key=value,key=value, got 'worlds'"),
@@ -98,23 +96,23 @@ def test_parse_options_reads_every_pair():
     assert parse_options("worlds=8, seconds=0.05", "pimc:...") == {"worlds": 8, "seconds": 0.05}
 
 
-def test_the_decision_kinds_are_the_training_data_kinds():
-    from training.exit_data import DECISION_KINDS as TRAINING_KINDS
-
-    assert DECISION_KINDS == TRAINING_KINDS
-
-
 @pytest.mark.parametrize(("text", "words"), [
     ("plays", r"unknown decision kind\(s\) 'plays' in 'plays': expected a \+-joined list of bid, discard, nominate, play"),
     ("bid+", r"unknown decision kind\(s\) ''"),
-    ("", r"unknown decision kind\(s\) ''"),
     ("play+play", r"a decision kind is given twice in 'play\+play'"),
 ])
 def test_bad_kinds_are_refused(text, words):
+    """Not a +-list of bid, discard, nominate, play: refused, and so is the spec that holds it."""
     with pytest.raises(ValueError, match=words):
         parse_kinds(text)
     with pytest.raises(ValueError, match="agent spec 'heuristic@"):
         agent_factory(f"heuristic@{text}")
+
+
+def test_an_empty_list_of_kinds_is_none_and_a_spec_needs_one():
+    assert parse_kinds("") == frozenset() and parse_kinds(("play", "bid")) == {"bid", "play"}
+    with pytest.raises(ValueError, match="no decision kind after the @"):
+        agent_factory("heuristic@")
 
 
 @pytest.mark.parametrize(("spec", "words"), [

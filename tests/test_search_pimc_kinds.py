@@ -17,10 +17,11 @@ import pytest
 from test_search_pimc import _observe, _relative
 from test_search_positions import PRESET_NAMES, _wanted_bid, position
 
-from agents.base import Agent, RandomAgent
+from agents.base import DECISION_KINDS as KINDS
+from agents.base import Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.search import tracking
-from agents.search.pimc import DEFAULT_MIN_GAIN, KINDS, PIMCAgent, parse_min_gain, parse_search
+from agents.search.pimc import DEFAULT_MIN_GAIN, PIMCAgent, parse_min_gain
 from agents.search.sampling import InfoSet
 from agents.search.tracking import ObservationTracker
 from agents.search.values import bid_candidates
@@ -115,7 +116,7 @@ def test_agents_given_as_spec_strings() -> None:
 
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("base", "no-such-agent", "unknown agent 'no-such-agent'"), ("rollout", 3, "rollout must be an Agent"),
-    ("search", "bid+bluff", "search takes kinds of bid\\+discard\\+nominate\\+play, got 'bluff'"),
+    ("search", "bid+bluff", r"unknown decision kind\(s\) 'bluff'"),
     ("min_gain", -1, "min_gain must be"), ("min_gain", {"bluff": 3}, "min_gain takes kinds"),
     ("bid_worlds", 0, "bid_worlds must be"), ("kitty_worlds", 1.5, "kitty_worlds must be")])
 def test_bad_options_are_refused(option: str, value: object, message: str) -> None:
@@ -124,8 +125,8 @@ def test_bad_options_are_refused(option: str, value: object, message: str) -> No
 
 
 def test_search_kinds_and_min_gains_are_parsed() -> None:
-    assert parse_search("bid+play") == parse_search(("play", "bid")) == {"bid", "play"}
-    assert parse_search("") == frozenset() and parse_search(KINDS) == set(KINDS)
+    assert parse_kinds("bid+play") == parse_kinds(("play", "bid")) == {"bid", "play"}
+    assert parse_kinds("") == frozenset() and parse_kinds(KINDS) == set(KINDS)
     assert parse_min_gain(7) == dict.fromkeys(KINDS, 7.0)
     assert parse_min_gain({"bid": 5}) == {**DEFAULT_MIN_GAIN, "bid": 5.0}
 

@@ -42,21 +42,20 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
 from agents.search.sampling import InfoSet
 from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.engine import Deal
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.distributed import LOCAL, Backend, run_jobs
 from training.improvement_config import RolloutsConfig
 
-DECISION_KINDS = ("bid", "discard", "nominate", "play")
-"""The kinds of decision, by the deal's phase (``kind`` in the data is the index)."""
-
-_KIND_OF_PHASE = {Phase.BIDDING: 0, Phase.DISCARD: 1, Phase.NOMINATE: 2, Phase.PLAY: 3}
+_KIND_OF_PHASE = {phase: DECISION_KINDS.index(kind) for phase, kind in KIND_OF_PHASE.items()}
+"""``kind`` in the data: the index of the decision's kind in ``DECISION_KINDS``."""
 
 RESULT_SCALE = 100.0
 """Advantages and returns are in hundreds of points (the zero-sum reward's scale)."""

@@ -25,20 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.tracking import ObservationTracker
 from agents.search.values import PlayOut, bid_candidates, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Phase
 from five_hundred_env.rules import Rules
-
-KINDS = ("bid", "discard", "nominate", "play")
-"""The kinds of decision, in the order of a deal: the auction (§4), the kitty (§5), the joker's
-nomination (§7) and the card play (§7)."""
-
-KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
 
 DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 40.0, "play": 0.0})
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
@@ -116,24 +109,14 @@ class _AgentSlot:
             self._agent.seed(seed)
 
 
-def parse_search(search: str | Iterable[str]) -> frozenset[str]:
-    """The searched kinds of ``search``: a ``+``-joined string (``"bid+play"``) or an iterable of
-    :data:`KINDS`; empty means none (the agent is then its base agent)."""
-    parts = ([p.strip() for p in search.split("+")] if search.strip() else []) if isinstance(search, str) else list(search)
-    unknown = [p for p in parts if p not in KINDS]
-    if unknown:
-        raise ValueError(f"search takes kinds of {'+'.join(KINDS)}, got {unknown[0]!r}")
-    return frozenset(parts)
-
-
 def parse_min_gain(min_gain: float | Mapping[str, float]) -> dict[str, float]:
-    """Each kind's ``min_gain``: one number for every kind, or a mapping of some of :data:`KINDS`
+    """Each kind's ``min_gain``: one number for every kind, or a mapping of some of :data:`DECISION_KINDS`
     (the others keep :data:`DEFAULT_MIN_GAIN`'s)."""
-    given = min_gain if isinstance(min_gain, Mapping) else dict.fromkeys(KINDS, min_gain)
+    given = min_gain if isinstance(min_gain, Mapping) else dict.fromkeys(DECISION_KINDS, min_gain)
     out = dict(DEFAULT_MIN_GAIN)
     for kind, value in given.items():
-        if kind not in KINDS:
-            raise ValueError(f"min_gain takes kinds of {'+'.join(KINDS)}, got {kind!r}")
+        if kind not in DECISION_KINDS:
+            raise ValueError(f"min_gain takes kinds of {'+'.join(DECISION_KINDS)}, got {kind!r}")
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             raise ValueError(f"min_gain must be a number of points >= 0 (or one per kind), got {value!r}")
         out[kind] = float(value)
@@ -155,7 +138,7 @@ class PIMCAgent(Agent):
     ``worlds`` is the number of worlds per card play; ``bid_worlds`` and ``kitty_worlds`` (the
     discards and the nomination) those of the other kinds (``worlds`` if ``None``); ``seconds``
     bounds each decision's search (at least one world). ``search`` names the kinds searched
-    (:data:`KINDS`, a tuple or a ``+``-string). ``base`` decides what is not searched and is the
+    (:data:`DECISION_KINDS`, a tuple or a ``+``-string). ``base`` decides what is not searched and is the
     reference of ``min_gain`` (points, one number or one per kind: see :data:`DEFAULT_MIN_GAIN`);
     ``rollout`` plays the worlds out (any stateless agent); each is an :class:`Agent`, an agent
     spec string (``"heuristic"``, ``"pretrained"``, a checkpoint path) or ``None`` for the
@@ -166,7 +149,7 @@ class PIMCAgent(Agent):
 
     def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = 16,
                  seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
-                 search: str | Iterable[str] = KINDS, base: Agent | str | None = None,
+                 search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
                  kitty_worlds: int | None = None) -> None:
         super().__init__(rules, seed)
@@ -175,7 +158,7 @@ class PIMCAgent(Agent):
             raise ValueError(f"seconds must be a positive number of seconds or None, got {seconds!r}")
         if not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= self.rules.hand_size:
             raise ValueError(f"solver_tricks must be 0..{self.rules.hand_size}, got {solver_tricks!r}")
-        self.search = parse_search(search)
+        self.search = parse_kinds(search)
         kitty = _check_worlds("kitty_worlds", kitty_worlds, worlds)
         self.worlds_of = {"bid": _check_worlds("bid_worlds", bid_worlds, worlds), "discard": kitty,
                           "nominate": kitty, "play": worlds}
@@ -191,7 +174,7 @@ class PIMCAgent(Agent):
         self.table = ActionTable(self.rules)
         self.tracker = ObservationTracker(self.rules)
         self._random = random.Random(seed)
-        self.stats = {kind: KindStats() for kind in KINDS}
+        self.stats = {kind: KindStats() for kind in DECISION_KINDS}
         """Per kind of decision: searches, deviations from the base agent, fallbacks, seconds."""
         self.last_search: SearchRecord | None = None
         """The latest searched decision (``None`` until one is made)."""

@@ -20,6 +20,7 @@ from agents.neural import ActorCritic, load_agent, read_checkpoint  # noqa: E402
 from agents.search.values import policy_play_out, world_action_values  # noqa: E402
 from five_hundred_env.actions import PASS  # noqa: E402
 from five_hundred_env.engine import Deal, Phase  # noqa: E402
+from five_hundred_env.observation import observation_layout  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from training.config import ConfigError  # noqa: E402
 from training.exit_data import DECISION_KINDS, ChunkJob, generate, generate_chunk  # noqa: E402
@@ -82,6 +83,9 @@ def _synthetic(n: int, good: int, gain: float) -> dict[str, np.ndarray]:
     x = rng.integers(0, 2, size=(n, 1399 + 80)).astype(np.int8)
     x[:, 1399:] = 0
     x[:, 1399] = 1  # the advice: action 0
+    offset, (width,) = observation_layout(RULES)["phase"]
+    x[:, offset:offset + width] = 0
+    x[:, offset + int(Phase.BIDDING)] = 1  # bids, and so are the critic's samples: nothing anchored
     mask = np.zeros((n, 80), dtype=np.int8)
     mask[:, [0, good]] = 1
     adv = np.zeros((n, 80), dtype=np.float32)
@@ -98,7 +102,7 @@ def test_the_fit_learns_a_better_action_and_keeps_the_start_when_every_epoch_los
     data = _synthetic(160, 5, 1.0)
     torch.manual_seed(0)
     model = ActorCritic(**data.pop("spec"))
-    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), log=lambda _: None)
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
     assert history[0]["epoch"] == 0 and history[0]["gain"] == 0 and len(history) == cfg.epochs + 1
     assert max(h["gain"] for h in history) > 0.5 and max(h["deviation"] for h in history) > 0.5
 
@@ -107,7 +111,7 @@ def test_the_fit_learns_a_better_action_and_keeps_the_start_when_every_epoch_los
     torch.manual_seed(0)
     model = ActorCritic(**worse.pop("spec"))
     start = {k: v.clone() for k, v in model.state_dict().items()}
-    fit(model, worse, cfg, seed=1, device=torch.device("cpu"), log=lambda _: None)
+    fit(model, worse, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
     assert all(torch.equal(start[k], v) for k, v in model.state_dict().items())  # every epoch lost: the start kept
 
 
@@ -174,7 +178,7 @@ def test_on_a_tie_the_best_candidate_is_the_policys_own_choice():
     torch.manual_seed(0)
     model = ActorCritic(**data.pop("spec"))
     history = fit(model, data, FitConfig(objective="cross_entropy", epochs=2, batch_size=16, learning_rate=1e-2),
-                  seed=1, device=torch.device("cpu"), log=lambda _: None)
+                  seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
     assert all(h["agreement"] == 1.0 and h["deviation"] == 0.0 for h in history)
 
 
@@ -190,7 +194,7 @@ def test_an_epoch_whose_held_out_gain_is_within_the_noise_is_not_kept():
         model = ActorCritic(**data.pop("spec"))
         start = {k: v.clone() for k, v in model.state_dict().items()}
         fit(model, data, FitConfig(epochs=4, batch_size=32, learning_rate=1e-2, selection_z=z), seed=1,
-            device=torch.device("cpu"), log=lambda _: None)
+            device=torch.device("cpu"), rules=RULES, log=lambda _: None)
         kept[z] = all(torch.equal(start[k], v) for k, v in model.state_dict().items())
     assert kept == {0.0: False, 2.0: True}
 
@@ -245,3 +249,25 @@ def test_an_iteration_reads_its_cached_data_instead_of_playing_again(tmp_path: P
     assert all(torch.equal(a[k], b[k]) for k in a)
     with pytest.raises(AssertionError, match="from the cache"):  # other deals: the cache is stale
         _run(tmp_path, "c", *extra, "generation.deals=5")
+
+
+def test_decisions_of_the_kinds_not_fitted_keep_the_starting_choice():
+    """``fit.kinds: [bid]``: the critic's samples are card plays (§7: their phase, and a block of
+    other bits); the fit moves the bids to the better action, and the anchor keeps the plays on
+    the starting network's choice, which without it (``anchor_coef: 0``) drift along."""
+    offset, (width,) = observation_layout(RULES)["phase"]
+    kept = {}
+    for coef in (0.0, 1.0):
+        data = _synthetic(320, 5, 1.0)
+        data["x"][:, 600:1000] = 0
+        data["value_x"] = data["x"].copy()
+        data["value_x"][:, 600:1000] = 1
+        data["value_x"][:, offset:offset + width] = 0
+        data["value_x"][:, offset + int(Phase.PLAY)] = 1
+        torch.manual_seed(0)
+        model = ActorCritic(**data.pop("spec"))
+        history = fit(model, data, FitConfig(epochs=6, batch_size=32, learning_rate=1e-2, kinds=["bid"], anchor_coef=coef),
+                      seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+        assert history[-1]["gain"] > 0.5  # the bids did move
+        kept[coef] = history[-1]["kept"]
+    assert kept[1.0] > 0.95 and kept[0.0] < 0.5, kept

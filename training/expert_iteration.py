@@ -42,9 +42,10 @@ import yaml
 from pydantic import Field, model_validator
 from torch import nn
 
+from agents.base import KIND_OF_PHASE
 from agents.neural import ActorCritic, CheckpointError, central_size, load_training_weights, read_checkpoint
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
 from training.config import (
     MAX_DEALS,
@@ -205,7 +206,25 @@ def _targets(data: dict[str, np.ndarray], penalty: float) -> np.ndarray:
     return np.where(data["candidates"].astype(bool), data["advantages"], np.float32(-penalty)).astype(np.float32)
 
 
-def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device,
+def _of_kinds(data: dict[str, np.ndarray], kinds: Sequence[str]) -> dict[str, np.ndarray]:
+    """The data with only the targets of these decision kinds (the critic's samples all kept)."""
+    keep = np.isin(data["kind"], [DECISION_KINDS.index(k) for k in kinds])
+    if keep.all():
+        return data
+    per_target = {"x", "mask", "candidates", "advantages", "kind", "action", "chunk"}
+    return {k: (v[keep] if k in per_target else v) for k, v in data.items()}
+
+
+def _anchor_rows(data: dict[str, np.ndarray], kinds: Sequence[str], rules: Rules) -> np.ndarray:
+    """The critic's samples whose decision is of a kind not fitted (read from the observation's
+    phase): the fit keeps the network's choice there, or the shared weights would drift them."""
+    offset, (width,) = observation_layout(rules)["phase"]
+    phases = data["value_x"][:, offset:offset + width].argmax(axis=1)
+    kind_of = {int(phase): kind for phase, kind in KIND_OF_PHASE.items()}
+    return np.flatnonzero([kind_of.get(int(p)) not in kinds for p in phases])
+
+
+def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device, rules: Rules,
         log: Log = print, on_epoch: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
     """Fit the actor to the improved targets and the critic to the results; keep the epoch whose
     greedy policy gains most on the held-out chunks, less ``cfg.selection_z`` standard errors (the
@@ -213,9 +232,18 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     one metrics dict per epoch, epoch 0 (the starting weights: no training losses) first:
     ``gain`` (points per decision over the data's policy, held out, with ``gain_se``),
     ``agreement`` (with the best-scoring candidate), ``deviation`` (from the data's policy),
-    ``policy_loss``, ``value_loss`` and ``held_value_loss``."""
+    ``policy_loss``, ``value_loss``, ``held_value_loss`` and ``kept`` (held out: how often the
+    decisions of the kinds not fitted keep the starting network's choice). Only the targets of
+    ``cfg.kinds`` are used; at the critic's samples of the other kinds a cross-entropy
+    (``cfg.anchor_coef``) keeps the starting network's choice."""
+    anchors = _anchor_rows(data, cfg.kinds, rules)
+    data = _of_kinds(data, cfg.kinds)
     held = _held_out_mask(data["chunk"], cfg.held_out)
     held_v = _held_out_mask(data["value_chunk"], cfg.held_out)
+    with torch.no_grad():  # the starting network's choices, which the anchored decisions keep
+        anchor_x, anchor_mask = (torch.from_numpy(data[k][anchors]).to(device) for k in ("value_x", "value_mask"))
+        anchor_action = model.masked_logits(anchor_x, anchor_mask).argmax(-1) if len(anchors) else torch.zeros(0)
+    anchor_train, anchor_held = np.flatnonzero(~held_v[anchors]), np.flatnonzero(held_v[anchors])
     targets = _targets(data, cfg.non_candidate_penalty)
     target = torch.from_numpy(targets).to(device)
     scores = np.where(data["mask"].astype(bool), targets, -np.inf)
@@ -227,14 +255,23 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     steps = max(1, math.ceil(len(train_rows) / cfg.batch_size))
     value_batch = max(1, math.ceil(len(train_v) / steps))
+    anchor_batch = max(1, math.ceil(len(anchor_train) / steps))
     extra = model.critic_extra > 0
-    start = {"epoch": 0.0, "policy_loss": math.nan, "value_loss": math.nan,
-             **_held_metrics(model, t, target, best_choice, held, held_v)}
+
+    def held_metrics() -> dict[str, float]:
+        with torch.no_grad():
+            rows = torch.from_numpy(anchor_held)
+            kept = model.masked_logits(anchor_x[rows], anchor_mask[rows]).argmax(-1) == anchor_action[rows]
+        return {**_held_metrics(model, t, target, best_choice, held, held_v),
+                "kept": float(kept.float().mean()) if len(rows) else 1.0}
+
+    start = {"epoch": 0.0, "policy_loss": math.nan, "value_loss": math.nan, **held_metrics()}
     best = (_lower_bound(start, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
     history = [start]
     for epoch in range(cfg.epochs):
         order = torch.from_numpy(train_rows)[torch.randperm(len(train_rows), generator=gen)]
         v_order = torch.from_numpy(train_v)[torch.randperm(len(train_v), generator=gen)]
+        a_order = torch.from_numpy(anchor_train)[torch.randperm(len(anchor_train), generator=gen)]
         sums = {"policy_loss": 0.0, "value_loss": 0.0}
         for k in range(steps):
             mb = order[k * cfg.batch_size:(k + 1) * cfg.batch_size].to(device)
@@ -242,13 +279,16 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
             policy_loss = _policy_loss(model, t, target, best_choice, mb, cfg.objective)
             value = model.value(t["value_x"][vb], t["value_extra"][vb] if extra else None)
             value_loss = 0.5 * ((value - t["returns"][vb]) ** 2).mean() if len(vb) else torch.zeros(())
+            ab = a_order[k * anchor_batch:(k + 1) * anchor_batch].to(device)
+            anchor_loss = nn.functional.cross_entropy(model.masked_logits(anchor_x[ab], anchor_mask[ab]), anchor_action[ab]) \
+                if len(ab) and cfg.anchor_coef else torch.zeros(())
             optimizer.zero_grad()
-            (policy_loss + cfg.value_coef * value_loss).backward()
+            (policy_loss + cfg.value_coef * value_loss + cfg.anchor_coef * anchor_loss).backward()
             nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             optimizer.step()
             sums["policy_loss"] += policy_loss.item() / steps
             sums["value_loss"] += value_loss.item() / steps
-        metrics = {"epoch": float(epoch + 1), **sums, **_held_metrics(model, t, target, best_choice, held, held_v)}
+        metrics = {"epoch": float(epoch + 1), **sums, **held_metrics()}
         for name in metrics:  # a diverged fit must not reach a checkpoint
             if not math.isfinite(metrics[name]):
                 raise FloatingPointError(f"the fit diverged: {name} is {metrics[name]} at epoch {epoch + 1}")
@@ -257,7 +297,8 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
             on_epoch(metrics)
         log(f"  fit epoch {epoch + 1}/{cfg.epochs}: held out: gain {RESULT_SCALE * metrics['gain']:+.2f} points per "
             f"decision (±{RESULT_SCALE * metrics['gain_se']:.2f}), agrees with the best candidate "
-            f"{metrics['agreement']:.1%}, deviates {metrics['deviation']:.1%}; value loss {metrics['held_value_loss']:.3f}")
+            f"{metrics['agreement']:.1%}, deviates {metrics['deviation']:.1%}; value loss {metrics['held_value_loss']:.3f}"
+            + (f"; other decisions kept {metrics['kept']:.1%}" if len(anchors) else ""))
         if _lower_bound(metrics, cfg) >= best[0]:  # on a tie the later epoch: the same choices, a better critic
             best = (_lower_bound(metrics, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
     model.load_state_dict(best[1])
@@ -386,7 +427,7 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
                       "imitation_agreement": m["agreement"], "rollout_gain": RESULT_SCALE * m["gain"],
                       "rollout_gain_se": RESULT_SCALE * m["gain_se"], "rollout_deviation": m["deviation"]})
 
-    history = fit(model, data, config.fit, seeds[0], torch.device("cpu"), log, log_epoch)
+    history = fit(model, data, config.fit, seeds[0], torch.device("cpu"), rules, log, log_epoch)
     kept = max(reversed(history), key=lambda m: _lower_bound(m, config.fit))  # the last of the best: what fit kept
     row: dict[str, Any] = {
         "kind": "exit", "global_step": iteration * ITERATION_STEP, "update": iteration,

@@ -39,6 +39,12 @@ class FitConfig(Section):
     non_candidate_penalty: float = Field(1.0, ge=0, le=100, description="advantage of bids not rolled out (×100 points)")
     selection_z: float = Field(2.0, ge=0, le=10, description="an epoch is kept by its held-out gain minus this many "
                                                              "standard errors (0: by the gain itself)")
+    kinds: list[Literal["bid", "discard", "nominate", "play"]] = Field(
+        default_factory=lambda: ["bid", "discard", "nominate", "play"], min_length=1,
+        description="the decision kinds whose targets the actor is fitted to (the others are left out; the "
+                    "data, and a cache of them, stay the same)")
+    anchor_coef: float = Field(1.0, ge=0, le=100, description="weight of the cross-entropy that keeps the decisions of "
+                                                              "the kinds not fitted on the starting network's choice")
 
 
 class RolloutsConfig(Section):

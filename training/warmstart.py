@@ -182,7 +182,7 @@ def rollouts(config: Config, rules: Rules, session: Session, run: RunFolder, run
                       "rollout_gain_se": RESULT_SCALE * epoch["gain_se"], "rollout_deviation": epoch["deviation"]},
                      tb_step=int(epoch["epoch"]))
 
-    fit(st.model, data, rc.fit, seeds[0], device, log, log_epoch)
+    fit(st.model, data, rc.fit, seeds[0], device, rules, log, log_epoch)
     _check_finite(session, "the rollouts")
 
 

@@ -104,8 +104,8 @@ def test_contradictory_or_bad_worker_options_are_one_line(argv, capsys):
 @pytest.mark.parametrize(("options", "expected"), [
     (["--workers", "3"], ("local", None, 3)),
     (["seed=2", "--workers=4"], ("local", None, 4)),
-    (["--ray-address", "10.0.0.1:6379", "--resume"], ("ray", "10.0.0.1:6379", 2)),  # the config's workers: 2
-    (["--ray-address=ray://head:10001"], ("ray", "ray://head:10001", 2)),
+    (["--ray-address", "10.0.0.1:6379", "--resume"], ("ray", "10.0.0.1:6379", 1)),  # the config's workers: 1
+    (["--ray-address=ray://head:10001"], ("ray", "ray://head:10001", 1)),
 ])
 def test_train_worker_options_become_config_keys(options, expected, monkeypatch):
     pytest.importorskip("torch")

@@ -34,7 +34,7 @@ import json
 import os
 import random
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from agents.search.sampling import InfoSet
 from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
-from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
 from training.distributed import LOCAL, Backend, run_jobs
 from training.improvement_config import RolloutsConfig
@@ -285,3 +285,21 @@ def heuristic_rollouts(rules: Rules, model: ActorCritic, cfg: RolloutsConfig, se
     if cache is not None:
         write_cache(cache, key, data)
     return data
+
+
+def targets_of_kinds(data: dict[str, np.ndarray], kinds: Sequence[str]) -> dict[str, np.ndarray]:
+    """The data with only the targets of these decision kinds (the critic's samples all kept)."""
+    keep = np.isin(data["kind"], [DECISION_KINDS.index(k) for k in kinds])
+    if keep.all():
+        return data
+    per_target = {"x", "mask", "candidates", "advantages", "kind", "action", "chunk"}
+    return {k: (v[keep] if k in per_target else v) for k, v in data.items()}
+
+
+def anchor_rows(data: dict[str, np.ndarray], kinds: Sequence[str], rules: Rules) -> np.ndarray:
+    """The critic's samples whose decision is of a kind not fitted (read from the observation's
+    phase): the fit keeps the network's choice there, or the shared weights would drift them."""
+    offset, (width,) = observation_layout(rules)["phase"]
+    phases = data["value_x"][:, offset:offset + width].argmax(axis=1)
+    kind_of = {int(phase): kind for phase, kind in KIND_OF_PHASE.items()}
+    return np.flatnonzero([kind_of.get(int(p)) not in kinds for p in phases])

@@ -42,10 +42,9 @@ import yaml
 from pydantic import Field, model_validator
 from torch import nn
 
-from agents.base import KIND_OF_PHASE
 from agents.neural import ActorCritic, CheckpointError, central_size, load_training_weights, read_checkpoint
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.observation import ObservationEncoder, observation_layout
+from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.config import (
     MAX_DEALS,
@@ -63,10 +62,12 @@ from training.exit_data import (
     DECISION_KINDS,
     RESULT_SCALE,
     ChunkJob,
+    anchor_rows,
     chunk_sizes,
     generate,
     read_cache,
     target_stats,
+    targets_of_kinds,
     write_cache,
 )
 from training.improvement_config import FitConfig, SampleConfig
@@ -206,24 +207,6 @@ def _targets(data: dict[str, np.ndarray], penalty: float) -> np.ndarray:
     return np.where(data["candidates"].astype(bool), data["advantages"], np.float32(-penalty)).astype(np.float32)
 
 
-def _of_kinds(data: dict[str, np.ndarray], kinds: Sequence[str]) -> dict[str, np.ndarray]:
-    """The data with only the targets of these decision kinds (the critic's samples all kept)."""
-    keep = np.isin(data["kind"], [DECISION_KINDS.index(k) for k in kinds])
-    if keep.all():
-        return data
-    per_target = {"x", "mask", "candidates", "advantages", "kind", "action", "chunk"}
-    return {k: (v[keep] if k in per_target else v) for k, v in data.items()}
-
-
-def _anchor_rows(data: dict[str, np.ndarray], kinds: Sequence[str], rules: Rules) -> np.ndarray:
-    """The critic's samples whose decision is of a kind not fitted (read from the observation's
-    phase): the fit keeps the network's choice there, or the shared weights would drift them."""
-    offset, (width,) = observation_layout(rules)["phase"]
-    phases = data["value_x"][:, offset:offset + width].argmax(axis=1)
-    kind_of = {int(phase): kind for phase, kind in KIND_OF_PHASE.items()}
-    return np.flatnonzero([kind_of.get(int(p)) not in kinds for p in phases])
-
-
 def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device, rules: Rules,
         log: Log = print, on_epoch: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
     """Fit the actor to the improved targets and the critic to the results; keep the epoch whose
@@ -236,8 +219,8 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     decisions of the kinds not fitted keep the starting network's choice). Only the targets of
     ``cfg.kinds`` are used; at the critic's samples of the other kinds a cross-entropy
     (``cfg.anchor_coef``) keeps the starting network's choice."""
-    anchors = _anchor_rows(data, cfg.kinds, rules)
-    data = _of_kinds(data, cfg.kinds)
+    anchors = anchor_rows(data, cfg.kinds, rules)
+    data = targets_of_kinds(data, cfg.kinds)
     held = _held_out_mask(data["chunk"], cfg.held_out)
     held_v = _held_out_mask(data["value_chunk"], cfg.held_out)
     with torch.no_grad():  # the starting network's choices, which the anchored decisions keep

@@ -184,7 +184,7 @@ def _path_builder(path: str | os.PathLike[str]) -> BuildAgent:
 _REGISTRY: dict[str, AgentFactory] = {
     "random": AgentFactory("random", RandomAgent),
     "heuristic": AgentFactory("heuristic", HeuristicAgent),
-    "pimc": AgentFactory("pimc", PIMCAgent),  # search at every card play (agents/search, docs/search.md)
+    "pimc": AgentFactory("pimc", PIMCAgent),  # search at every kind of decision (agents/search, docs/search.md)
     "pretrained": AgentFactory("pretrained", _pretrained),  # the shipped networks (agents/pretrained, docs/agents.md)
 }
 BUILTIN_AGENTS = ("random", "heuristic", "pimc", "pretrained")

@@ -231,7 +231,7 @@ def test_the_heuristic_as_base_policy_plays_the_deals_and_card_plays_are_rolled_
 def test_an_iteration_reads_its_cached_data_instead_of_playing_again(tmp_path: Path, monkeypatch):
     """``generation.cache``: a second run over the same deals reads data_1.npz (``generate`` is not
     called) and ends with the very same network; other settings mean other deals, played again."""
-    import training.expert_iteration as exit_module
+    import training.exit_data as exit_data
 
     extra = ("iterations=1", "generation.cache=true", "generation.base=heuristic", "generation.play_targets=rollout")
     assert _run(tmp_path, "a", *extra) == 0
@@ -243,7 +243,7 @@ def test_an_iteration_reads_its_cached_data_instead_of_playing_again(tmp_path: P
     def refuse(*args, **kwargs):
         raise AssertionError("the data should have come from the cache")
 
-    monkeypatch.setattr(exit_module, "generate", refuse)
+    monkeypatch.setattr(exit_data, "generate", refuse)
     assert _run(tmp_path, "b", *extra) == 0
     a, b = (read_checkpoint(tmp_path / name / "final.pt")["model"] for name in ("a", "b"))
     assert all(torch.equal(a[k], b[k]) for k in a)

@@ -264,20 +264,27 @@ def heuristic_rollouts(rules: Rules, model: ActorCritic, cfg: RolloutsConfig, se
     settings = cfg.model_dump(mode="json", include={"deals", "chunk_deals", "sample", "value_rate"})
     key = json.dumps({"rules": rules.to_dict(), "rollouts": settings, "seeds": seeds, "model_spec": model.spec()},
                      sort_keys=True)
-    data = read_cache(cache, key) if cache is not None else None
-    if data is not None:
-        return data
     weights = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
     jobs = [ChunkJob(rules, seed, deals, model.spec(), weights, cfg.sample.rates(), cfg.value_rate, worlds=1,
                      solver_tricks=0, base="heuristic", play_targets="rollout")
             for seed, deals in zip(seeds, sizes, strict=True)]
+    return generate_cached(jobs, cfg.workers, cfg.chunk_timeout, cache, key, "rollouts", progress, backend)
+
+
+def generate_cached(jobs: list[ChunkJob], workers: int, timeout: float, cache: Path | None, key: str, desc: str,
+                    progress: bool = False, backend: Backend = LOCAL) -> dict[str, np.ndarray]:
+    """:func:`generate` the jobs' data, unless ``cache`` holds data made for ``key`` (then read);
+    fresh data are written to ``cache`` (``None``: no cache). A progress bar named ``desc``."""
+    data = read_cache(cache, key) if cache is not None else None
+    if data is not None:
+        return data
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=cfg.deals, unit="deal", desc="rollouts", dynamic_ncols=True)
+        bar = tqdm(total=sum(job.deals for job in jobs), unit="deal", desc=desc, dynamic_ncols=True)
     try:
-        data = generate(jobs, cfg.workers, cfg.chunk_timeout, on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None,
+        data = generate(jobs, workers, timeout, on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None,
                         backend=backend)
     finally:
         if bar:

@@ -64,11 +64,9 @@ from training.exit_data import (
     ChunkJob,
     anchor_rows,
     chunk_sizes,
-    generate,
-    read_cache,
+    generate_cached,
     target_stats,
     targets_of_kinds,
-    write_cache,
 )
 from training.improvement_config import FitConfig, SampleConfig
 from training.runlog import RunLog
@@ -375,26 +373,10 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
     started = time.time()
     seeds = _seeds(config, iteration, len(chunk_sizes(config.generation.deals, config.generation.chunk_deals)) + 1)
     jobs = _jobs(config, rules, model, seeds[1:])
-    bar = None
-    if config.logging.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.generation.deals, unit="deal", desc=f"iteration {iteration}", dynamic_ncols=True)
-    cache = run_dir / f"data_{iteration}.npz"
-    key = _data_key(config, rules, model, seeds)
-    data = read_cache(cache, key)
-    if data is None:
-        try:
-            data = generate(jobs, config.generation.workers, config.generation.chunk_timeout,
-                            on_done=(lambda i: bar.update(jobs[i].deals)) if bar else None,
-                            backend=Backend.from_config(config.distributed))
-        finally:
-            if bar:
-                bar.close()
-        if config.generation.cache:
-            write_cache(cache, key, data)
-    elif bar:
-        bar.close()
+    g = config.generation
+    data = generate_cached(jobs, g.workers, g.chunk_timeout, run_dir / f"data_{iteration}.npz" if g.cache else None,
+                           _data_key(config, rules, model, seeds), f"iteration {iteration}", config.logging.progress,
+                           Backend.from_config(config.distributed))
     generated = time.time()
     stats = target_stats(data)
     counts = ", ".join(f"{int(stats[kind + '_targets'])} {kind}" for kind in DECISION_KINDS)

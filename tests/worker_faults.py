@@ -65,3 +65,10 @@ def arange(job: int) -> object:
     import numpy as np
 
     return np.arange(job)
+
+
+def torch_threads(job: int) -> tuple[int, str | None]:
+    """The worker's torch intra-op threads and its ``OMP_NUM_THREADS`` (what processes it starts inherit)."""
+    import torch
+
+    return torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")

@@ -384,6 +384,9 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the five-hundred command line on ``argv`` (default: the program's arguments); returns the exit status."""
+    from training.threads import limit_threads
+
+    limit_threads(1)  # before torch or numba starts a pool; train and exit then apply their config's torch_threads
     try:
         with _signals_as_interrupts():
             return _run(argv)

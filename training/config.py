@@ -5,7 +5,7 @@ A config has these sections (every key has a default, so a file only names what 
     seed: 1                 # seeds the trainer's generators (python, numpy, torch) and the deals
     device: cpu             # cpu, cuda or cuda:N
     deterministic: true     # deterministic torch kernels: a resumed run equals an uninterrupted one
-    torch_threads: 1        # intra-op threads for torch (0: torch's default)
+    torch_threads: 1        # intra-op threads for torch (auto: the cores free to it; 0: torch's default)
     rules:    {preset: australian, options: {slam_bonus: false}}
     env:      {reward: zero_sum, reward_scale: 100, starting_scores: uniform}
     train:    {algorithm: ppo, total_steps: 2e6, num_envs: 32, num_steps: 128, learning_rate: 3e-4, ...}
@@ -37,7 +37,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from five_hundred_env.rules import Rules, make_rules
-from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, ConfigError, Section
+from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, ConfigError, Section, TorchThreads
 from training.improvement_config import RolloutsConfig
 from training.yaml_loader import YamlError, parse_yaml
 
@@ -252,7 +252,7 @@ class Config(Section):
     seed: int = Field(1, ge=0, le=MAX_SEED)
     device: str = "cpu"
     deterministic: bool = True
-    torch_threads: int = Field(1, ge=0, le=1024)
+    torch_threads: TorchThreads = 1
     rules: RulesConfig = Field(default_factory=RulesConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)

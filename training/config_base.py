@@ -6,7 +6,9 @@ Its own module so that the sections defined outside :mod:`training.config`
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_STEPS = 10**12
 """The largest step count or step interval (about 30 years of training at 1000 steps/s)."""
@@ -16,6 +18,10 @@ MAX_DEALS = 10**7
 
 MAX_SEED = 2**64 - 1
 """Seeds are non-negative and fit 64 bits (what ``torch.manual_seed`` accepts)."""
+
+TorchThreads = Annotated[int, Field(ge=0, le=1024)] | Literal["auto"]
+"""``torch_threads``: intra-op threads of the training process (see :mod:`training.threads`): a
+whole number, ``auto`` (the cores free to it when it starts) or 0 (torch's default: every core)."""
 
 
 class ConfigError(ValueError):

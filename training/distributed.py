@@ -37,6 +37,7 @@ from itertools import islice
 from types import ModuleType
 from typing import Any, Literal
 
+from training.threads import limit_threads
 from training.worker_pool import POLL_S, WorkerError
 from training.worker_pool import run_jobs as run_local_jobs
 
@@ -113,7 +114,8 @@ def connected(backend: Backend, function: Callable[[Any], Any]) -> AbstractConte
 def _call(function: Callable[[Any], Any], job: Any) -> bytes:
     """The body of every Ray task (module-level, so that workers import it): the result pickled
     here, so that the driver gets a copy of its own, not arrays in Ray's shared memory, which
-    would outlive the connection that maps them."""
+    would outlive the connection that maps them. One torch thread: the task has one CPU."""
+    limit_threads(1)
     return pickle.dumps(function(job))
 
 

@@ -57,6 +57,7 @@ from training.config import (
     Section,
     load_config,
 )
+from training.config_base import TorchThreads
 from training.distributed import Backend
 from training.exit_data import (
     DECISION_KINDS,
@@ -71,6 +72,7 @@ from training.exit_data import (
 from training.improvement_config import FitConfig, SampleConfig
 from training.runlog import RunLog
 from training.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
+from training.threads import limit_threads
 
 CHECKPOINT_KIND = "expert_iteration"
 """The ``kind`` entry of this trainer's checkpoints (a PPO ``latest.pt`` cannot resume it)."""
@@ -123,7 +125,7 @@ class ExitConfig(Section):
 
     seed: int = Field(1, ge=0, le=MAX_SEED)
     deterministic: bool = True
-    torch_threads: int = Field(1, ge=0, le=1024)
+    torch_threads: TorchThreads = 1
     iterations: int = Field(3, gt=0, le=10_000)
     init_from: str | None = Field(None, description="a checkpoint whose network (same spec) starts iteration 0")
     rules: RulesConfig = Field(default_factory=RulesConfig)
@@ -414,8 +416,7 @@ def train_exit(config: ExitConfig, resume: bool = False, overwrite: bool = False
     """Run (or resume) the expert iteration a config describes; returns the path of ``final.pt``."""
     rules = config.rules.to_rules()
     torch.use_deterministic_algorithms(config.deterministic)
-    if config.torch_threads:
-        torch.set_num_threads(config.torch_threads)
+    limit_threads(config.torch_threads)
     torch.manual_seed(config.seed)
     model = build_model(config, rules)
     run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir

@@ -60,6 +60,7 @@ from training.runs import (
     save_checkpoint_file,
 )
 from training.selfplay import Rollout, SnapshotPool, collect_shard, make_collector
+from training.threads import limit_threads
 from training.warmstart import (
     START,
     WARM_START_KINDS,
@@ -194,8 +195,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, ro: Rollout
 
 def _torch_device(config: Config) -> torch.device:
     """Threads, determinism, the device and every seed, as the config says."""
-    if config.torch_threads > 0:
-        torch.set_num_threads(config.torch_threads)
+    limit_threads(config.torch_threads)
     torch.use_deterministic_algorithms(config.deterministic)
     device = torch.device(config.device)
     if device.type == "cuda" and not torch.cuda.is_available():

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Any
 
+from training.threads import limit_threads
+
 STARTUP_S = 120.0
 """How long workers may take to start and take their first job (they import the job's module:
 with torch, seconds on a loaded machine)."""
@@ -156,6 +158,7 @@ def _serve(function: Callable[[Any], Any], todo: Any, done: Any) -> None:
     the pickled result or ``failed`` with the error), until the parent terminates it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it terminates us
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    limit_threads(1)  # the pool's parallelism is its processes: one thread each, never fighting over cores
     while True:
         index, job = todo.get()
         done.put(("took", index, None))

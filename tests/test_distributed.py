@@ -18,7 +18,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -127,22 +127,20 @@ def _free_ports(n: int) -> list[int]:
         return [s.getsockname()[1] for s in socks]
 
 
-@pytest.fixture(scope="module")
-def ray_address() -> Iterator[str]:
-    """A one-node Ray cluster of two CPUs, started for this module (its own ports and temporary
-    folder, so that it meets no other cluster of this machine) and stopped at the end: the
-    processes of ``ray start --block`` are ended as a group. The cluster cannot import the
-    project (no PYTHONPATH): the code reaches it only as the runs ship it. This process stays
-    connected (as run_jobs ships the code) so that the tests share warm workers."""
-    ray = pytest.importorskip("ray")
+@contextmanager
+def _ray_head(num_cpus: int, **env_changes: str) -> Iterator[str]:
+    """``ray start --head --block`` on 127.0.0.1 with ``num_cpus`` CPUs, its own free ports and
+    temporary folder (so that it meets no other cluster of this machine), without the project
+    on its PYTHONPATH, and ``env_changes`` in its environment; yields its address and ends its
+    processes as a group at the end."""
     port, client, metrics, agent, agent_grpc, runtime_env = _free_ports(6)
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env |= {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}  # as the driver: no token to hand it
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_AUTH_MODE")}
+    env |= {"RAY_USAGE_STATS_ENABLED": "0", **env_changes}
     head = subprocess.Popen(
         [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", f"--port={port}",
-         "--node-ip-address=127.0.0.1", "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
-         f"--ray-client-server-port={client}", f"--metrics-export-port={metrics}",
+         "--node-ip-address=127.0.0.1", f"--num-cpus={num_cpus}", "--include-dashboard=false",
+         "--disable-usage-stats", f"--ray-client-server-port={client}", f"--metrics-export-port={metrics}",
          f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={agent_grpc}",
          f"--runtime-env-agent-port={runtime_env}", f"--temp-dir={temp}"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -155,11 +153,8 @@ def ray_address() -> Iterator[str]:
             except OSError:
                 time.sleep(0.2)
         assert head.poll() is None, "ray start --head failed"
-        shipped = [importlib.import_module(name) for name in (*SHIPPED_PACKAGES, "worker_faults")]
-        ray.init(address=f"127.0.0.1:{port}", runtime_env={"py_modules": shipped}, log_to_driver=False)
         yield f"127.0.0.1:{port}"
     finally:
-        ray.shutdown()
         os.killpg(head.pid, signal.SIGTERM)
         try:
             head.wait(timeout=5)
@@ -171,6 +166,47 @@ def ray_address() -> Iterator[str]:
             pass
         head.wait()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_address() -> Iterator[str]:
+    """A one-node Ray cluster of two CPUs, started for this module and stopped at the end. The
+    cluster cannot import the project: the code reaches it only as the runs ship it. This
+    process stays connected (as run_jobs ships the code) so that the tests share warm workers.
+    Token authentication is off here (``RAY_AUTH_MODE=disabled``, for the cluster and this
+    process): Ray's token loader keeps the first token a process reads, which would tie this
+    process to one cluster's token; the documented path with a token is tested in processes of
+    its own (:func:`test_the_documented_recipe_works_under_token_authentication`)."""
+    ray = pytest.importorskip("ray")
+    with _ray_head(2, RAY_AUTH_MODE="disabled") as address:
+        shipped = [importlib.import_module(name) for name in (*SHIPPED_PACKAGES, "worker_faults")]
+        try:
+            ray.init(address=address, runtime_env={"py_modules": shipped}, log_to_driver=False)
+            yield address
+        finally:
+            ray.shutdown()
+
+
+def test_the_documented_recipe_works_under_token_authentication(tmp_path):
+    """docs/distributed.md as a user runs it with Ray's defaults: a token in ~/.ray/auth_token
+    (any earlier local ``ray.init`` writes one), ``ray start --head`` (which then requires it),
+    and ``five-hundred evaluate ... --ray-address HOST:PORT`` with no RAY_AUTH_* variable set.
+    A one-CPU head of its own (about ten seconds): the module's cluster has authentication off."""
+    pytest.importorskip("ray")
+    import secrets
+
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    (home / ".ray" / "auth_token").write_text(secrets.token_hex(32))
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    with _ray_head(1, HOME=str(home)) as address:
+        env = {**clean, "HOME": str(home), "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+        args = ["evaluate", "heuristic", "random", "--deals", "2", "--no-progress", "--json", "-"]
+        proc = subprocess.run([sys.executable, "-m", "training.cli", *args, "--ray-address", address], env=env,
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert json.loads(out[out.index("{"):]) == duplicate_match("australian", "heuristic", "random", deals=2).to_dict()
 
 
 def test_a_match_on_ray_gives_the_report_of_one_process(ray_address, monkeypatch, capsys):

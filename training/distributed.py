@@ -208,6 +208,8 @@ def _ray_connected(ray: ModuleType, backend: Backend, function: Callable[[Any], 
     if backend.address is not None:
         _check_answers(backend.address)
     own_instance = {"include_dashboard": False} if backend.address is None else {}  # refused for a cluster
+    if backend.address is not None:
+        _use_token_if_any()
     with _sigterm_handler_kept():
         ray.init(address=backend.address, runtime_env={"py_modules": _shipped_modules(function)},
                  logging_level=logging.WARNING, log_to_driver=False, **own_instance)
@@ -228,6 +230,19 @@ def _check_answers(address: str) -> None:
     except OSError as e:
         raise ConnectionError(f"no Ray cluster answers at {address} ({e.strerror or e}): is 'ray start --head' "
                               "running there, and the port open to this machine?") from None
+
+
+def _use_token_if_any() -> None:
+    """Token authentication on when this machine has a Ray token and ``RAY_AUTH_MODE`` is unset,
+    as ``ray start --head`` decides it: since Ray 2.60 a head started where a token exists (``~/.ray/auth_token``,
+    written by any ``ray.init()`` of a local instance, or ``RAY_AUTH_TOKEN``) requires it, but
+    ``ray.init(address=HOST:PORT)`` looks for a token only for ``auto``, so the documented
+    ``--ray-address HOST:6379`` would fail to connect. ``RAY_AUTH_MODE=disabled`` opts out."""
+    try:
+        from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 @contextmanager

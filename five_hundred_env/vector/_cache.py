@@ -9,12 +9,14 @@ numba itself) changes, recognised by a hash stored beside them.
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import numba
 
 KERNEL_SOURCES = ("_layout.py", "_bits.py", "_score.py", "_kernels.py", "_encode.py", "_step.py")
 STAMP_NAME = "five_hundred_kernels.sha256"
+COMPILING_MESSAGE = "five_hundred_env: compiling the batched engine, once per install, about a minute"
 
 
 def kernel_hash() -> str:
@@ -26,9 +28,24 @@ def kernel_hash() -> str:
     return digest.hexdigest()
 
 
-def drop_stale_kernels(cache_dir: str | Path) -> None:
-    """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources."""
+def drop_stale_kernels(cache_dir: str | Path) -> bool:
+    """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources;
+    ``True`` when the entry points must be compiled (none of them is cached)."""
     cache = Path(cache_dir)
+    _drop_unless_current(cache)
+    return not any(cache.glob("_step.*.nbi"))
+
+
+def announce_compile(cache_dir: str | Path) -> None:
+    """Say on standard error, before the first kernel is loaded, that a minute of compiling is
+    coming, when it is (a cold cache: a new install or changed kernels): otherwise the first
+    use of the batched engine looks like a hang."""
+    if drop_stale_kernels(cache_dir):
+        print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+
+
+def _drop_unless_current(cache: Path) -> None:
+    """Delete the cached kernels in ``cache`` unless the stamp beside them says these sources made them."""
     stamp = cache / STAMP_NAME
     current = kernel_hash()
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from five_hundred_env.vector._cache import drop_stale_kernels
+from five_hundred_env.vector._cache import announce_compile
 from five_hundred_env.vector._encode import mask_kind, write_mask, write_obs, write_state
 from five_hundred_env.vector._kernels import (
     DEAL_OVER,
@@ -172,4 +172,4 @@ def states(st: np.ndarray, o: np.ndarray, observers: np.ndarray, off: np.ndarray
         write_state(st, b, o, observers[b], off, out[b])
 
 
-drop_stale_kernels(step_games._cache._cache_path)  # before any kernel is loaded from the cache
+announce_compile(step_games._cache._cache_path)  # before any kernel is loaded from the cache

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from five_hundred_env.vector._cache import COMPILING_MESSAGE, STAMP_NAME, announce_compile, kernel_hash  # noqa: E402
+from five_hundred_env.vector._cache import COMPILING_MESSAGE, STAMP_NAME, announce_compile, kernel_hash
 
 
 def _compiled(cache, stamp: str) -> None:

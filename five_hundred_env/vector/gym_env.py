@@ -30,7 +30,9 @@ def opponent_policy(opponent: Opponent, engine: BatchEngine) -> Callable[[np.nda
     """A function of the games waiting on an opponent (indices) → their actions."""
     if isinstance(opponent, str):
         if opponent != "random":
-            raise ValueError(f"unknown built-in opponent {opponent!r}: use 'random' or pass an agent")
+            raise ValueError(f"unknown built-in opponent {opponent!r}: the environment plays only 'random' itself; "
+                             f"for an agent spec use agents.vector.vector_env(rules, num_envs, opponent={opponent!r}), "
+                             "or pass an agent")
         sampled = np.empty(engine.num_games, dtype=np.int64)
         return lambda games: engine.sample_actions(sampled)[games]
     act_batch = getattr(opponent, "act_batch", None)

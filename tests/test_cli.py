@@ -8,8 +8,11 @@ import json
 import re
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
+from process_helpers import as_from_a_terminal, as_in_the_background_with_nohup
 
 from agents import HeuristicAgent
 from five_hundred_env import load_record, replay, save_record
@@ -264,14 +267,16 @@ def read_until(proc: subprocess.Popen, text: str, timeout: float = 60.0) -> str:
     return seen.decode()
 
 
-@pytest.mark.parametrize(("signame", "status"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
-def test_a_signal_mid_game_saves_the_game_and_says_one_line(tmp_path, signame, status):
+def _signal_mid_game(tmp_path, signame: str, preexec_fn, ignored: bool = False) -> tuple[subprocess.Popen[bytes], bytes, Path]:
+    """``play`` started with ``preexec_fn``'s signal dispositions, sent ``signame`` at its second
+    prompt (``ignored``: a signal it should ignore, so it is killed 3 s later); the process
+    (ended), its standard error and the record it saves."""
     import signal
 
     record = tmp_path / "g.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "training.cli", "play", "--seed", "3", "--save", str(record)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec_fn,
     )
     try:
         read_until(proc, "your action> ")
@@ -279,14 +284,42 @@ def test_a_signal_mid_game_saves_the_game_and_says_one_line(tmp_path, signame, s
         proc.stdin.flush()
         read_until(proc, "your action> ")  # the human's PASS and the agents' turns after it are played
         proc.send_signal(getattr(signal, signame))
-        _out, err = proc.communicate(timeout=60)
+        if ignored:
+            time.sleep(3)  # stdin left open (an end of input would end the game too): still playing?
+            err = b"" if proc.poll() is None else proc.stderr.read()
+        else:
+            _out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        proc.wait()
+    return proc, err, record
+
+
+@pytest.mark.parametrize(("signame", "status"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_a_signal_mid_game_saves_the_game_and_says_one_line(tmp_path, signame, status):
+    proc, err, record = _signal_mid_game(tmp_path, signame, as_from_a_terminal)
     assert proc.returncode == status, err
     message = "interrupted" if signame == "SIGINT" else f"stopped by {signame}"
     assert err.decode().strip() == f"five-hundred: {message}"
     actions = load_record(record)["deals"][0]["actions"]
     assert "PASS" in actions
+
+
+@pytest.mark.parametrize(("signame", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_command_started_in_the_background_still_stops_on_sigint_and_sigterm(tmp_path, signame, status):
+    """``nohup five-hundred ... &`` from a script: SIGINT is inherited ignored, yet ``kill -INT``
+    stops the command as Ctrl-C does (and SIGTERM too)."""
+    proc, err, record = _signal_mid_game(tmp_path, signame, as_in_the_background_with_nohup)
+    assert proc.returncode == status, err
+    assert "PASS" in load_record(record)["deals"][0]["actions"]
+
+
+def test_nohup_keeps_sighup_ignored(tmp_path):
+    """What ``nohup`` asks for: a hangup does not stop the command (it is killed here after 3 s)."""
+    import signal
+
+    proc, err, _record = _signal_mid_game(tmp_path, "SIGHUP", as_in_the_background_with_nohup, ignored=True)
+    assert proc.returncode == -signal.SIGKILL, err
 
 
 @pytest.mark.parametrize("command", ["replay", "train"])

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import worker_faults
+from process_helpers import as_from_a_terminal
 
 from training import evaluate_ranges
 from training.cli import main
@@ -296,7 +297,7 @@ def _driver(script: str) -> subprocess.Popen[str]:
     connected already), in a process group of its own."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]), "RAY_AUTH_MODE": "disabled"}
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=as_from_a_terminal)
 
 
 def test_a_run_connects_ships_the_code_and_keeps_its_results(ray_address):

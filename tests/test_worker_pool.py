@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import worker_faults
+from process_helpers import as_from_a_terminal
 
 from training.worker_pool import WorkerError, run_jobs
 
@@ -107,7 +108,7 @@ def _interrupted_run(tmp_path: Path, whole_group: bool) -> tuple[subprocess.Comp
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)])}
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=as_from_a_terminal)
     deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -131,3 +132,17 @@ def test_ctrl_c_stops_the_workers_and_propagates(tmp_path, whole_group):
     assert "worker_faults" not in result.stderr  # the traceback is the parent's, not a worker's
     time.sleep(0.2)
     assert not [pid for pid in pids if _alive(pid)], "a worker outlived the interrupted run"
+
+
+def test_an_unguarded_script_says_what_is_missing(tmp_path):
+    """A script that runs a pool without ``if __name__ == "__main__":``: every spawned worker
+    imports it and would run it again; the error says so, not that a worker died (of memory?)."""
+    script = tmp_path / "unguarded.py"
+    script.write_text("import worker_faults\nfrom training.worker_pool import run_jobs\n"
+                      "print(run_jobs(worker_faults.square, [1, 2, 3], 2, timeout=60))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)])}
+    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("training.worker_pool.WorkerError:") and 'if __name__ == "__main__":' in last
+    assert "memory" not in result.stderr

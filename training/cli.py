@@ -2,7 +2,8 @@
 
 Every error a user can cause (a bad option, file, config, checkpoint or record) is one line on
 standard error and exit status 2; Ctrl-C is one line and 130, SIGTERM and SIGHUP are handled like
-Ctrl-C (143, 129). ``play`` saves the game so far whenever it stops. The commands import what they
+Ctrl-C (143, 129), also in a process started with SIGINT ignored (in the background); under
+``nohup`` SIGHUP stays ignored. ``play`` saves the game so far whenever it stops. The commands import what they
 need (torch only for training and checkpoints) when they run.
 """
 
@@ -50,17 +51,24 @@ class Stopped(KeyboardInterrupt):
 
 @contextmanager
 def _signals_as_interrupts() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into :class:`Stopped` for the duration (main thread only; the
-    previous handlers come back afterwards)."""
+    """For the duration (main thread only; the previous handlers come back afterwards): SIGINT
+    raises ``KeyboardInterrupt`` and SIGTERM and SIGHUP raise :class:`Stopped`, whatever the
+    process inherited. A process started in the background by a shell (``cmd &``) inherits
+    SIGINT ignored, and Python then installs no handler: ``kill -INT`` would do nothing. SIGHUP
+    inherited ignored stays ignored: that is ``nohup``'s request to outlive the terminal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    wanted = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
 
     def raise_stopped(signum: int, _frame: Any) -> None:
         raise Stopped(signum)
 
-    previous = {s: signal.signal(s, raise_stopped) for s in wanted}
+    handlers: dict[int, Any] = {signal.SIGINT: signal.default_int_handler}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and not (name == "SIGHUP" and signal.getsignal(signum) is signal.SIG_IGN):
+            handlers[signum] = raise_stopped
+    previous = {s: signal.signal(s, handler) for s, handler in handlers.items()}
     try:
         yield
     finally:

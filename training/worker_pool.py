@@ -11,9 +11,11 @@ propagates. Results come back in job order, so they never depend on the number o
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import queue
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,6 +34,16 @@ POLL_S = 0.5
 _CONTEXT = multiprocessing.get_context("spawn")
 """Fresh worker processes: nothing of the parent's threads or state (say, torch's thread pools)
 is inherited, so a worker cannot deadlock on a lock forked mid-use; the same on every platform."""
+
+
+UNGUARDED_EXIT = 86
+"""The exit status of a worker that found itself re-running an unguarded script (see :func:`_refuse_unguarded_main`)."""
+
+UNGUARDED_MESSAGE = (
+    "the worker processes could not start: the script that calls run_jobs has no "
+    "'if __name__ == \"__main__\":' guard. Each worker imports the main script (the spawn start method), "
+    "so its top level ran again in every worker, calling run_jobs there; put the script's work "
+    "under 'if __name__ == \"__main__\":'")
 
 
 class WorkerError(RuntimeError):
@@ -56,6 +68,7 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
             if on_done:
                 on_done(i)
         return results
+    _refuse_unguarded_main()
     _check_picklable(function, "the job function")
     todo, done = _CONTEXT.Queue(), _CONTEXT.Queue()
     procs = [_CONTEXT.Process(target=_serve, args=(function, todo, done), daemon=True)
@@ -121,6 +134,8 @@ class _Run:
         # Workers never stop on their own (they are terminated once every result is in): an exit is a death.
         missing = len(self.jobs) - len(self.results)
         dead = [p.exitcode for p in self.procs if p.exitcode is not None]
+        if UNGUARDED_EXIT in dead and not self.any_taken:
+            raise WorkerError(UNGUARDED_MESSAGE)
         if dead:
             raise WorkerError(f"a worker died (exit code {dead[0]}; a negative code is the signal that killed it, "
                               f"-9 when out of memory) with {missing} of {len(self.jobs)} jobs unfinished")
@@ -131,6 +146,18 @@ class _Run:
                               "a worker is stuck, or the machine too loaded for the time-out")
         if not self.any_taken and now - self.started > STARTUP_S:
             raise WorkerError(f"no worker took a job within {STARTUP_S:g} s of starting")
+
+
+def _refuse_unguarded_main() -> None:
+    """In a worker that is importing the main script when the script calls
+    :func:`run_jobs`: the script has no ``if __name__ == "__main__":`` guard. Said on standard
+    error and ended with :data:`UNGUARDED_EXIT`, which the parent turns into
+    :data:`UNGUARDED_MESSAGE` (multiprocessing's own error, in the worker, leaves the parent with
+    a worker dead for no visible reason)."""
+    # _inheriting: set while a spawned child prepares (imports the main script), as multiprocessing's own check reads it
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        print(f"five-hundred worker: {UNGUARDED_MESSAGE}", file=sys.stderr, flush=True)
+        os._exit(UNGUARDED_EXIT)
 
 
 def _check_picklable(thing: Any, what: str) -> bytes:

@@ -179,3 +179,13 @@ def all_tricks_deal(rules: Rules | str, holder: int, dealer: int, **options) -> 
     """A deal where ``holder`` has the ten top hearts (so wins every trick with hearts trumps)."""
     rules = rules_of(rules, **options)
     return make_deal(rules, {holder: TOP_HEARTS[rules.preset]}, dealer=dealer)
+
+
+def pytest_sessionstart(session) -> None:
+    """The batched engine imported before any test captures output: on a cold numba cache (a fresh
+    checkout) its import says on standard error that it compiles, which would otherwise land in the
+    captured output of whichever test happened to import it first."""
+    try:
+        import five_hundred_env.vector  # noqa: F401
+    except ImportError:  # numba is not installed: the vector tests skip
+        pass

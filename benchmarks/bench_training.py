@@ -24,15 +24,12 @@ import cProfile
 import json
 import os
 import pstats
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import torch
+from competitors import busy_competitors  # benchmarks/competitors.py, beside this script
 
 import five_hundred_env
 from agents.neural import ActorCritic, central_size
@@ -40,8 +37,6 @@ from training.config import Config, load_config
 from training.ppo import ppo_update
 from training.selfplay import SelfPlayCollector
 from training.threads import limit_threads
-
-BUSY_LOOP = "while True: pass"
 
 
 def main() -> None:
@@ -78,7 +73,7 @@ def main() -> None:
                                  "load": args.load, "cores": os.cpu_count() or 1}
     figures |= measure(collector, model, optimizer, config, rng, args.steps, profiler, "idle")
     if args.load:
-        with competitors(args.load):
+        with busy_competitors(args.load):
             figures |= measure(collector, model, optimizer, config, rng, args.steps, None, "loaded")
         figures["slowdown"] = figures["idle_steps_per_s"] / figures["loaded_steps_per_s"]
         # Steps per CPU-second: the work done for the CPU time the process got. Unchanged under
@@ -122,20 +117,6 @@ def measure(collector: SelfPlayCollector, model: ActorCritic, optimizer: torch.o
               f"({wall[part]:.1f} s wall, {cpu[part]:.1f} s CPU)")
     return {f"{label}_steps_per_s": steps / wall["whole"], f"{label}_steps_per_cpu_s": steps / cpu["whole"],
             f"{label}_cpu_share": cpu["whole"] / wall["whole"]}
-
-
-@contextmanager
-def competitors(n: int) -> Iterator[None]:
-    """``n`` processes spinning on a core each, for the duration of the block."""
-    procs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(n)]
-    try:
-        time.sleep(1.0)  # they are running before the measurement starts
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-        for proc in procs:
-            proc.wait()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Regenerate the README's quickstart block from a real run of the main job.
 
     python benchmarks/readme_quickstart.py              # run the main job, then rewrite the block
+    python benchmarks/readme_quickstart.py --load 2     # the same beside two busy competitor processes
     python benchmarks/readme_quickstart.py --log FILE   # rewrite the block from a saved run's output
 
 The block between the ``quickstart-block`` markers in README.md is replaced by the end of the run's
@@ -19,7 +20,10 @@ import resource
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
+
+from competitors import busy_competitors  # benchmarks/competitors.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -37,12 +41,14 @@ def final_tables(output: str) -> str:
     raise SystemExit("no final evaluation table (a line '== A vs B ==') in the run's output")
 
 
-def run_main_job(extra: list[str], log: Path) -> tuple[str, str]:
-    """Run the main job; return its output and a line describing how long it took and where."""
+def run_main_job(extra: list[str], log: Path, load: int) -> tuple[str, str]:
+    """Run the main job (beside ``load`` busy competitor processes); return its output and a line
+    describing how long it took and where."""
     load_start = os.getloadavg()[0]
-    started = time.perf_counter()
-    proc = subprocess.run([*COMMAND, "--overwrite", *extra], cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    with busy_competitors(load) if load else nullcontext():
+        started = time.perf_counter()
+        proc = subprocess.run([*COMMAND, "--overwrite", *extra], cwd=ROOT, capture_output=True, text=True)
+        wall = time.perf_counter() - started
     load_end = os.getloadavg()[0]
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     log.write_text(proc.stdout + proc.stderr)
@@ -50,8 +56,10 @@ def run_main_job(extra: list[str], log: Path) -> tuple[str, str]:
         raise SystemExit(f"the main job failed (exit {proc.returncode}); its output is in {log}")
     minutes, seconds = divmod(round(wall), 60)
     cpu = usage.ru_utime + usage.ru_stime
-    timing = (f"measured {datetime.date.today().isoformat()} by `python benchmarks/readme_quickstart.py`: "
-              f"{minutes} min {seconds:02d} s wall-clock, {cpu / 60:.1f} CPU-minutes, on {os.cpu_count()} cores "
+    command = "python benchmarks/readme_quickstart.py" + (f" --load {load}" if load else "")
+    beside = f", beside {load} busy competitor processes" if load else ""
+    timing = (f"measured {datetime.date.today().isoformat()} by `{command}`: "
+              f"{minutes} min {seconds:02d} s wall-clock, {cpu / 60:.1f} CPU-minutes, on {os.cpu_count()} cores{beside} "
               f"(load average {load_start:.1f} at the start, {load_end:.1f} at the end)")
     return proc.stdout, timing
 
@@ -69,6 +77,8 @@ def rewrite_readme(tables: str, timing: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="Regenerate the README's quickstart block.")
     parser.add_argument("--log", type=Path, help="use this saved output of the main job instead of running it")
+    parser.add_argument("--load", type=int, default=0, metavar="N",
+                        help="run the main job beside N busy competitor processes (a loop on a core each)")
     parser.add_argument("--timing", default="", help="with --log: the timing sentence to print under the block")
     parser.add_argument("overrides", nargs="*", help="KEY=VALUE overrides passed to the run (none for the README)")
     args = parser.parse_args()
@@ -76,7 +86,7 @@ def main() -> int:
         output, timing = args.log.read_text(), args.timing or f"from the saved output {args.log.name}"
     else:
         (ROOT / "runs").mkdir(exist_ok=True)
-        output, timing = run_main_job(args.overrides, ROOT / "runs" / "quickstart.log")
+        output, timing = run_main_job(args.overrides, ROOT / "runs" / "quickstart.log", args.load)
     rewrite_readme(final_tables(output), timing)
     print(timing)
     return 0

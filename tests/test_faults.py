@@ -394,6 +394,32 @@ def test_ctrl_c_in_the_warm_start_eval_resumes_without_losing_or_repeating_rows(
     assert same_weights(tmp_path / "cut" / "final.pt", whole / "final.pt")
 
 
+def test_a_run_stopped_right_after_the_warm_start_keeps_it_and_resume_goes_on_from_there(tmp_path, monkeypatch):
+    """The quickstart's promise: the imitation warm start is checkpointed as soon as it ends, so a
+    run stopped at the first PPO rollout keeps it, and --resume starts PPO without imitating again;
+    it ends as the uninterrupted run does."""
+    from training import ppo
+
+    warm = {"pretrain": {"deals": 6, "epochs": 2, "batch_size": 64}, "train": {"total_steps": 300}}
+    whole = train(tiny(tmp_path, "whole", **warm), **QUIET).run_dir
+    real_collector = ppo.make_collector
+
+    def stopped_at_the_first_rollout(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "make_collector", stopped_at_the_first_rollout)
+    messages: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny(tmp_path, "cut", **warm), log=messages.append)
+    latest = tmp_path / "cut" / "checkpoints" / "latest.pt"
+    assert "interrupted during training" in messages[-1] and f"--resume continues from {latest}" in messages[-1]
+    assert "imitation" in torch.load(latest, weights_only=True)["counters"]["warm_starts_done"]
+    monkeypatch.setattr(ppo, "make_collector", real_collector)
+    monkeypatch.setattr(warmstart, "imitation", lambda *a, **k: pytest.fail("the resume imitated again"))
+    train(tiny(tmp_path, "cut", **warm), resume=True, **QUIET)
+    assert same_weights(tmp_path / "cut" / "final.pt", whole / "final.pt")
+
+
 def test_ctrl_c_in_the_final_evaluation_then_resume_finishes_it(tmp_path, monkeypatch):
     pytest.importorskip("training.evaluate")
     config = tiny(tmp_path, "end", train={"total_steps": 300}, evaluation={"final_deals": 2})

@@ -114,6 +114,9 @@ class SingleAgentEnv(gymnasium.Env):
         others = [a for i, a in enumerate(agents) if i not in seats]
         if opponents is None or callable(opponents):
             return dict.fromkeys(others, opponents)
+        if isinstance(opponents, str):  # an agent spec: the agents package builds it (this package knows no agents)
+            raise ValueError(f"opponents={opponents!r}: pass the agent itself, e.g. "
+                             f"agents.make_agent({opponents!r}, rules), a mapping seat -> agent, or None")
         if not isinstance(opponents, Mapping):
             raise ValueError("opponents must be a callable, a mapping seat -> callable, or None")
         policies: dict[str, Policy | None] = dict.fromkeys(others)

@@ -65,9 +65,9 @@ def test_limit_threads_sets_torch_and_what_child_processes_inherit():
     assert limit_threads(1) == 1 and torch.get_num_threads() == 1
 
 
-def test_zero_leaves_the_libraries_alone():
-    torch.set_num_threads(2)
-    assert limit_threads(0) == 0 and torch.get_num_threads() == 2
+def test_zero_means_every_usable_core_as_torch_would_pick(monkeypatch):
+    _machine(monkeypatch, 3, 2.5)
+    assert limit_threads(0) == 3 and torch.get_num_threads() == 3
 
 
 def test_the_configs_take_a_count_or_auto():

@@ -5,7 +5,7 @@ A config has these sections (every key has a default, so a file only names what 
     seed: 1                 # seeds the trainer's generators (python, numpy, torch) and the deals
     device: cpu             # cpu, cuda or cuda:N
     deterministic: true     # deterministic torch kernels: a resumed run equals an uninterrupted one
-    torch_threads: 1        # intra-op threads for torch (auto: the cores free to it; 0: torch's default)
+    torch_threads: 1        # intra-op threads for torch (auto: the cores free to it; 0: every core)
     rules:    {preset: australian, options: {slam_bonus: false}}
     env:      {reward: zero_sum, reward_scale: 100, starting_scores: uniform}
     train:    {algorithm: ppo, total_steps: 2e6, num_envs: 32, num_steps: 128, learning_rate: 3e-4, ...}

@@ -21,7 +21,7 @@ MAX_SEED = 2**64 - 1
 
 TorchThreads = Annotated[int, Field(ge=0, le=1024)] | Literal["auto"]
 """``torch_threads``: intra-op threads of the training process (see :mod:`training.threads`): a
-whole number, ``auto`` (the cores free to it when it starts) or 0 (torch's default: every core)."""
+whole number, ``auto`` (the cores free to it when it starts) or 0 (every usable core, as torch would)."""
 
 
 class ConfigError(ValueError):

@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 
 ThreadsSetting = int | str
-"""A thread count: a whole number >= 1, ``"auto"`` (the cores free to this process) or 0 (torch's
-own default: every core of the machine, which oversubscribes a shared machine)."""
+"""A thread count: a whole number >= 1, ``"auto"`` (the cores free to this process) or 0 (every
+usable core, as torch does on its own: it oversubscribes a shared machine)."""
 
 AUTO = "auto"
 
@@ -66,22 +66,20 @@ def free_cores() -> int:
 
 
 def resolve_threads(setting: ThreadsSetting) -> int:
-    """The thread count a setting means here and now: ``auto`` -> :func:`free_cores`, a whole
-    number as it is (0 stays 0: the library's default)."""
+    """The thread count a setting means here and now: ``auto`` -> :func:`free_cores`, 0 ->
+    :func:`usable_cores`, a whole number as it is."""
     if setting == AUTO:
         return free_cores()
     if isinstance(setting, bool) or not isinstance(setting, int) or setting < 0:
         raise ValueError(f"a thread count must be a whole number >= 0 or 'auto', got {setting!r}")
-    return setting
+    return setting or usable_cores()
 
 
 def limit_threads(setting: ThreadsSetting = 1) -> int:
     """Make this process (and the processes it starts) use ``setting`` intra-op threads in torch
-    and numba; returns the count (0: the libraries' defaults, left alone). torch's inter-op pool
-    gets one thread as well (it can only be set before its first use: later, it stays as it is)."""
+    and numba (see :func:`resolve_threads`); returns the count. torch's inter-op pool gets one
+    thread (it can only be set before its first use: later, it stays as it is)."""
     threads = resolve_threads(setting)
-    if threads == 0:
-        return 0
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     torch = sys.modules.get("torch")

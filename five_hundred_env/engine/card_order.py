@@ -24,6 +24,27 @@ EXTRA_POWER = {"2": -2, "3": -1, "E": 6.25, "W": 6.5, "X": 6.75}
 """The strength of the extended ranks in their suit (see the module docstring)."""
 
 
+def _suit_and_power(card: int, trump: int, nominated: int) -> tuple[int, float]:
+    """A card's effective suit and its strength in it, with ``trump`` (-1: none) and the joker
+    ``nominated`` to a suit (-1: not)."""
+    if card >= FIRST_EXTRA_CARD:
+        suit, k = divmod(card - FIRST_EXTRA_CARD, 5)
+        return suit, EXTRA_POWER[EXTRA_RANKS[k]]
+    if card == JOKER1 or card == JOKER2:
+        if trump >= 0:
+            return trump, 22 if card == JOKER1 else 21  # JK1 above JK2 [FR]
+        if nominated >= 0:
+            return nominated, 20  # the highest card of the nominated suit [AU]
+        return SUITLESS, 1 if card == JOKER1 else 0
+    suit, rank = divmod(card, NUM_RANKS)
+    if trump >= 0 and rank == RANK_JACK:
+        if suit == trump:
+            return suit, 20  # right bower
+        if suit == trump ^ 1:  # the other jack of the same colour: S<->C, D<->H
+            return trump, 19  # left bower, a trump for the whole deal
+    return suit, rank
+
+
 def _build_tables() -> tuple[list[list[int]], list[list[int]], list[list[list[float]]]]:
     effective_suit: list[list[int]] = []
     suit_cards: list[list[int]] = []
@@ -31,31 +52,9 @@ def _build_tables() -> tuple[list[list[int]], list[list[int]], list[list[list[fl
     for ctx in range(9):
         trump = ctx if ctx < 4 else -1
         nominated = ctx - 5 if ctx >= 5 else -1
-        eff = [0] * NUM_CARD_IDS
-        power: list[float] = [0] * NUM_CARD_IDS
-        for c in range(NUM_CARD_IDS):
-            if c >= FIRST_EXTRA_CARD:
-                eff[c], k = divmod(c - FIRST_EXTRA_CARD, 5)
-                power[c] = EXTRA_POWER[EXTRA_RANKS[k]]
-                continue
-            if c == JOKER1 or c == JOKER2:
-                if trump >= 0:
-                    eff[c] = trump
-                    power[c] = 22 if c == JOKER1 else 21  # JK1 above JK2 [FR]
-                elif nominated >= 0:
-                    eff[c] = nominated
-                    power[c] = 20  # the highest card of the nominated suit [AU]
-                else:
-                    eff[c] = SUITLESS
-                    power[c] = 1 if c == JOKER1 else 0
-                continue
-            s, r = divmod(c, NUM_RANKS)
-            eff[c], power[c] = s, r
-            if trump >= 0 and r == RANK_JACK:
-                if s == trump:
-                    power[c] = 20  # right bower
-                elif s == trump ^ 1:  # the other jack of the same colour: S<->C, D<->H
-                    eff[c], power[c] = trump, 19  # left bower, a trump for the whole deal
+        pairs = [_suit_and_power(c, trump, nominated) for c in range(NUM_CARD_IDS)]
+        eff = [suit for suit, _ in pairs]
+        power = [strength for _, strength in pairs]
         masks = [0] * 5
         for c in range(NUM_CARD_IDS):
             masks[eff[c]] |= 1 << c

@@ -36,20 +36,21 @@ from five_hundred_env.scoring import contract_made, deal_score
 
 class Phase(IntEnum):
     """Where a deal (or game) stands. ``CALL`` (the five-handed partner call, §10.5) comes after
-    ``DISCARD`` and before ``NOMINATE`` in a deal; it is numbered last so that the other phases
-    keep their numbers."""
+    ``DISCARD`` and before ``NOMINATE`` in a deal; it is numbered after ``DEAL_OVER`` so that the
+    phases of the other presets keep their numbers (and their rows of the observation's
+    ``phase`` slice, which is one row wider with five players)."""
 
     BIDDING = 0
     DISCARD = 1
     NOMINATE = 2
     PLAY = 3
     DEAL_OVER = 4
-    GAME_OVER = 5
-    CALL = 6
+    CALL = 5
+    GAME_OVER = 6
 
 
 # Plain-int phases for the hot paths (IntEnum members compare equal to these).
-_BIDDING, _DISCARD, _NOMINATE, _PLAY, _DEAL_OVER, _CALL = 0, 1, 2, 3, 4, 6
+_BIDDING, _DISCARD, _NOMINATE, _PLAY, _DEAL_OVER, _CALL = 0, 1, 2, 3, 4, 5
 
 
 class IllegalActionError(ValueError):

@@ -47,6 +47,8 @@ slice              shape         meaning
 ``partner``        n             five players only: the contractor's partner, once the observer
                                  knows it (§10.8): everyone from a seat call, or once the called
                                  card is played; the holder of the called card from the call
+``seat``           n             five players only: the observer's own (absolute) seat, which
+                                 ``PARTNER_s`` names (the other slices are relative)
 =================  ============  =================================================================
 
 The dead hand of ``two_handed`` is in no observation (nobody sees it, §10.8).
@@ -137,6 +139,7 @@ def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
     if n == 5:  # the partner call (§10.5, §10.8), whatever partner_call says
         shapes["called"] = (w,)
         shapes["partner"] = (n,)
+        shapes["seat"] = (n,)
     return shapes
 
 
@@ -202,6 +205,7 @@ class ObservationEncoder:
         self._unmask_nomination = 1 << (self._at.phase + Phase.PLAY) | 1 << (self._at.phase + Phase.NOMINATE)
         self._call_at = self.layout["called"][0] if n == 5 else -1
         self._partner_at = self.layout["partner"][0] if n == 5 else -1
+        self._seat_at = self.layout["seat"][0] if n == 5 else -1
         state_shapes = {"hands": (n, width), "kitty": (width,), "discards": (width,)}
         if rules.dead_hand_size:
             state_shapes["dead_hand"] = (width,)
@@ -256,6 +260,8 @@ class ObservationEncoder:
             phase = Phase.PLAY  # that the contractor may nominate would show it holds the joker (§7)
         bits = deal.hands[observer] << at.hand | 1 << (at.phase + phase) | 1 << (at.dealer + rel[deal.dealer])
         bits |= self._auction_bits(deal, observer) | deal.suits_led << at.suits_led
+        if self._seat_at >= 0:  # five players: the call, the partner and the own seat
+            bits |= self._call_bits(deal, observer)
         if deal.to_act >= 0:
             bits |= 1 << (at.to_act + rel[deal.to_act])
         contractor = deal.contractor
@@ -270,8 +276,6 @@ class ObservationEncoder:
                 bits |= 1 << (at.joker_suit + deal.nominated)
             if deal.exposed:
                 bits |= deal.hands[contractor] << at.exposed
-            if self._call_at >= 0:
-                bits |= self._call_bits(deal, observer)
             for played, void, won, (to_played, to_void, to_won) in zip(
                     deal.played, deal.shown_void, deal.tricks_won, self._seat_shifts[observer], strict=True):
                 bits |= played << to_played | void << to_void | _THERMOMETER[won] << to_won
@@ -297,9 +301,9 @@ class ObservationEncoder:
         return bits
 
     def _call_bits(self, deal: Deal, observer: int) -> int:
-        """The ``called`` and ``partner`` slices: the call is public; the partner shows to its
-        holder, and to everyone once it is public (§10.8)."""
-        bits = 0
+        """The ``called``, ``partner`` and ``seat`` slices: the call is public; the partner shows
+        to its holder, and to everyone once it is public (§10.8)."""
+        bits = 1 << (self._seat_at + observer)
         if deal.called_card >= 0:
             bits |= 1 << (self._call_at + deal.called_card)
         partner = deal.partner

@@ -20,7 +20,8 @@ from five_hundred_env import observation
 from five_hundred_env.actions import NUM_UNIVERSAL_ACTIONS, parse_action
 from five_hundred_env.rules import make_rules
 
-ACTION_COUNTS = {"australian": 80, "italian_3p": 70, "french_46": 82}  # documented in env.py
+ACTION_COUNTS = {"australian": 80, "italian_3p": 70, "french_46": 82,  # documented in env.py
+                 "two_handed": 70, "five_handed": 95, "six_handed": 100}  # RULES.md §10.1
 
 # api_test's own advice, expected here: it resets with an unknown option (ignored with a warning, issue 3
 # item 6) and prefers a bare Box observation to the action-masked Dict that PettingZoo's classic games use.
@@ -119,7 +120,9 @@ def test_action_to_str_round_trips_over_the_whole_action_space(preset):
     assert spelled[:3] == ["PASS", "6S", "6C"] and spelled[25:28] == ["10NT", "MISERE", "OPEN_MISERE"]
     # then one action per card of the deck; the universal ids not in this deck have no compact id
     deck_size = make_rules(preset).deck.bit_count()
-    assert n == 28 + deck_size + 4 * make_rules(preset).num_jokers + (5 if make_rules(preset).num_jokers == 1 else 0)
+    partner_calls = 5 if make_rules(preset).num_players == 5 else 0  # §10.1: PARTNER_0 … PARTNER_4
+    assert n == (28 + deck_size + 4 * make_rules(preset).num_jokers + (5 if make_rules(preset).num_jokers == 1 else 0)
+                 + partner_calls)
     assert sum(1 for u_id in range(NUM_UNIVERSAL_ACTIONS) if u.actions.compact[u_id] >= 0) == n
 
 
@@ -171,7 +174,7 @@ DOCUMENTED_SLICES = [
     ("suits_led", lambda n, k, w: (4,)), ("shown_void", lambda n, k, w: (n, 4)), ("tricks_won", lambda n, k, w: (n, 10)),
     ("scores", lambda n, k, w: (k,)), ("tricks", lambda n, k, w: (10, w)), ("joker_leads", lambda n, k, w: (10, 4)),
 ]
-FIVE_PLAYER_SLICES = [("called", lambda n, k, w: (w,)), ("partner", lambda n, k, w: (n,))]
+FIVE_PLAYER_SLICES = [("called", lambda n, k, w: (w,)), ("partner", lambda n, k, w: (n,)), ("seat", lambda n, k, w: (n,))]
 """§10.5, §10.8: the call and the partner, in the five-player observation only."""
 
 

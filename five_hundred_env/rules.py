@@ -162,8 +162,12 @@ class Rules:
         return self.num_sides < self.num_players
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, as plain JSON-able data."""
-        return dataclasses.asdict(self)
+        """Every field, as plain JSON-able data (``partner_call`` only with five players: the other
+        presets have no call, and their records stay as they were before it existed)."""
+        data = dataclasses.asdict(self)
+        if self.num_players != 5:
+            data.pop("partner_call")
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:

@@ -2,13 +2,15 @@
 
 Every *board* is one deal (hands, kitty, dealer) played several times through the environment:
 
-* four players: team A (seats 0 and 2) against team B (seats 1 and 3), then the same deal again with
-  the teams swapped, so each hand is played once by each agent;
-* three players: A alone against two copies of B with A in each seat in turn, then B alone against
-  two copies of A likewise, so each hand is played three times by each agent.
+* teams (four players, and six in teams of three): team A (side 0's seats: 0 and 2, or 0, 2 and 4)
+  against team B (side 1's), then the same deal again with the teams swapped, so each hand is
+  played once by each agent;
+* players alone (two, three or five): A alone against copies of B with A in each seat in turn, then
+  B alone against copies of A likewise, so each hand is played by each agent in every seat (with
+  two players the two layouts are A–B and B–A).
 
-A play's difference is A's score change minus B's (with three players: an A player's minus the mean
-of the B players'); a board's difference is the mean over its plays, so the card luck of the board
+A play's difference is A's score change minus B's (players alone: the mean of the A players' changes
+minus the mean of the B players'; a five-handed partner scores for its own seat); a board's difference is the mean over its plays, so the card luck of the board
 cancels and its unit is points per deal. The report gives the mean over boards with a 95% t
 interval, each side's contracts by type (suit, no trumps, misère including open misère), and
 optionally whole games to 500 (A's win rate with a Wilson interval; the seats alternate between
@@ -270,16 +272,19 @@ class PlayResult:
 
 
 def seat_layouts(rules: Rules) -> list[tuple[str, ...]]:
-    """Who sits where in the plays of one board (see the module docstring): with partners, A takes
-    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn."""
+    """Who sits where in the plays of one board (see the module docstring): with teams, A takes
+    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn
+    (a layout that comes twice, as with two players, is played once)."""
     seats = range(rules.num_players)
     if rules.has_partners:
         return [tuple(SIDES[rules.side_of(s)] for s in seats), tuple(SIDES[1 - rules.side_of(s)] for s in seats)]
-    layouts = []
+    layouts: list[tuple[str, ...]] = []
     for lone in SIDES:
         other = "B" if lone == "A" else "A"
         for seat in seats:
-            layouts.append(tuple(lone if s == seat else other for s in seats))
+            layout = tuple(lone if s == seat else other for s in seats)
+            if layout not in layouts:  # two players: A alone against B is B alone against A
+                layouts.append(layout)
     return layouts
 
 

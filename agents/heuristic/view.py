@@ -203,7 +203,7 @@ class ViewDecoder:
         v.exposed = bits >> o["exposed"] & cards
         v.played = [bits >> (o["played"] + width * r) & cards for r in range(n)]
         v.trick_cards = [bits >> (o["trick"] + width * r) & cards for r in range(n)]
-        self._partnership(v, bits)
+        self._partnership(v, arr)
         v.leader = one("leader", n)
         v.led_suit = one("led_suit", 4)
         v.suits_led = bits >> o["suits_led"] & 15
@@ -219,16 +219,21 @@ class ViewDecoder:
         v.scores = arr[self._nbits:].astype(np.int64).tolist()
         return v
 
-    def _partnership(self, v: TableView, bits: int) -> None:
+    def _partnership(self, v: TableView, arr: np.ndarray) -> None:
         """``mates``: the observer's side for this deal as far as it knows; ``partner``: its one
         mate, if it has exactly one; ``against``: a five-handed partner known to a defender; ``called``:
         the card called and ``seat`` the observer's absolute seat (five players; -1 for none)."""
         v.mates, v.against, v.called, v.seat = self.mates, -1, -1, -1
         if "partner" in self._off:  # five players: the partner of the deal, once known (§10.8)
-            called = bits >> self._off["called"] & self.card_mask
-            v.called = called.bit_length() - 1
-            v.seat = (bits >> self._off["seat"] & ((1 << v.n) - 1)).bit_length() - 1
-            known = (bits >> self._off["partner"] & ((1 << v.n) - 1)).bit_length() - 1
+            o = self._off
+
+            def one(name: str, width: int) -> int:  # these slices follow "scores": read from the array
+                hit = np.flatnonzero(arr[o[name]:o[name] + width])
+                return int(hit[0]) if len(hit) else -1
+
+            v.called = one("called", self.width)
+            v.seat = one("seat", v.n)
+            known = one("partner", v.n)
             if known == 0:
                 v.mates = (v.contractor,)
             elif known > 0 and v.contractor == 0:

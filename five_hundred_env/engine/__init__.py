@@ -14,6 +14,10 @@ section:
                         :meth:`Deal._apply_play`
 * §8 scoring ......... :mod:`five_hundred_env.scoring` (:func:`~five_hundred_env.scoring.deal_score`)
 * §9 winning ......... :meth:`Game._end_of_deal`
+* §10 two, five and six players: the presets in :mod:`five_hundred_env.rules`; the dead hand
+                        :meth:`Deal.new`, :attr:`Deal.dead_hand`; the call (§10.5)
+                        :meth:`Deal._call_actions`, :meth:`Deal._apply_call`; the contracting team
+                        :meth:`Deal.contracting_seats`; team-mates sitting out :meth:`Deal._end_auction`
 
 The modules: :mod:`.card_order` (§6 tables, :func:`card_actions`), :mod:`.bidding` (§4),
 :mod:`.deal` (:class:`Deal`, :class:`Phase`, :class:`IllegalActionError`, :func:`parse_deal`,

@@ -11,8 +11,8 @@ Every *board* is one deal (hands, kitty, dealer) played several times through th
 
 A play's difference is A's score change minus B's (players alone: the mean of the A players' changes
 minus the mean of the B players'; a five-handed partner scores for its own seat); a board's
-difference is the mean over its plays, so the card luck of the board cancels and its unit is points per deal. The report gives the mean over boards with a 95% t
-interval, each side's contracts by type (suit, no trumps, misère including open misère), and
+difference is the mean over its plays, so the card luck of the board cancels and its unit is
+points per deal. The report gives the mean over boards with a 95% t interval, each side's contracts by type (suit, no trumps, misère including open misère), and
 optionally whole games to 500 (A's win rate with a Wilson interval; the seats alternate between
 games of the same seed, so those are duplicated too).
 

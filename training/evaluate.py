@@ -9,12 +9,13 @@ Every *board* is one deal (hands, kitty, dealer) played several times through th
   B alone against copies of A likewise, so each hand is played by each agent in every seat (with
   two players the two layouts are A–B and B–A).
 
-A play's difference is A's score change minus B's (players alone: the mean of the A players' changes
-minus the mean of the B players'; a five-handed partner scores for its own seat); a board's
-difference is the mean over its plays, so the card luck of the board cancels and its unit is
-points per deal. The report gives the mean over boards with a 95% t interval, each side's contracts by type (suit, no trumps, misère including open misère), and
-optionally whole games to 500 (A's win rate with a Wilson interval; the seats alternate between
-games of the same seed, so those are duplicated too).
+A play's difference is A's score change minus B's (players alone: the mean of the A players'
+changes minus the mean of the B players'; a five-handed partner scores for its own seat); a
+board's difference is the mean over its plays, so the card luck of the board cancels and its unit
+is points per deal. The report gives the mean over boards with a 95% t interval, each side's
+contracts by type (suit, no trumps, misère including open misère), and optionally whole games to
+500 (A's win rate with a Wilson interval; the seats alternate between games of the same seed, so
+those are duplicated too).
 
 With ``workers`` above 1 or the Ray backend (:mod:`training.distributed`) the boards and games are
 split into ranges, each played in a worker with agents built there, and the results are tallied

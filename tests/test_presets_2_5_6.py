@@ -839,3 +839,14 @@ def test_duplicate_layouts_for_two_five_and_six_seats():
     for layouts in (five, seat_layouts(make_rules("six_handed"))):
         for seat in range(len(layouts[0])):
             assert {layout[seat] for layout in layouts} == {"A", "B"}
+
+
+def test_the_report_says_how_the_seats_are_shared():
+    """The evaluation report's ``seats`` line, for sides that are not teams of two."""
+    from training.evaluate import layout_text
+
+    assert layout_text(make_rules("six_handed")) == (
+        "teams of 3 ({0, 2, 4} and {1, 3, 5}): A as each team in turn, 2 plays a board")
+    assert layout_text(make_rules("five_handed")) == (
+        "each alone: A against 4 B in every seat, then B against 4 A, 10 plays a board")
+    assert layout_text(make_rules("two_handed")).endswith("2 plays a board")

@@ -183,6 +183,7 @@ class EvaluationReport:
             f"{self.agent_a} (A) vs {self.agent_b} (B) — {self.rules.describe()}, {self.deals} duplicate deals "
             f"({self.plays} plays), seed {self.seed}",
             f"score difference per deal (A − B): {_fmt(sd['mean'])}  95% CI [{_fmt(sd['ci95'][0])}, {_fmt(sd['ci95'][1])}]",
+            f"seats: {layout_text(self.rules)}",
             f"score per deal: A {d['score_per_deal']['A']:.1f}, B {d['score_per_deal']['B']:.1f}; thrown in "
             f"{d['thrown_in']} of {self.plays} plays",
             "",
@@ -287,6 +288,18 @@ def seat_layouts(rules: Rules) -> list[tuple[str, ...]]:
             if layout not in layouts:  # two players: A alone against B is B alone against A
                 layouts.append(layout)
     return layouts
+
+
+def layout_text(rules: Rules) -> str:
+    """How the two agents share the seats of a board, in words (the report's ``seats`` line)."""
+    n = rules.num_players
+    plays = len(seat_layouts(rules))
+    if rules.has_partners:
+        size = len(rules.seats_of(0))
+        teams = " and ".join("{" + ", ".join(map(str, rules.seats_of(side))) + "}" for side in range(rules.num_sides))
+        return f"teams of {size} ({teams}): A as each team in turn, {plays} plays a board"
+    return (f"each alone: A against {n - 1} B in every seat, then B against {n - 1} A, "
+            f"{plays} plays a board")
 
 
 class _Seats:
@@ -497,6 +510,7 @@ __all__ = [
     "board_results",
     "duplicate_match",
     "game_results",
+    "layout_text",
     "mean_ci95",
     "play_board",
     "seat_layouts",

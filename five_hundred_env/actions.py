@@ -45,7 +45,7 @@ FIRST_JOKER_LEAD = FIRST_CARD_ACTION + NUM_CARDS  # 74
 FIRST_NOMINATE = FIRST_JOKER_LEAD + 8  # 82
 NO_NOMINATION = FIRST_NOMINATE + 4  # 86
 FIRST_EXTRA_CARD_ACTION = NO_NOMINATION + 1  # 87: the card FIRST_EXTRA_CARD
-_EXTRA_SHIFT = FIRST_EXTRA_CARD_ACTION - FIRST_EXTRA_CARD  # 41: card id -> action id for the extended ranks
+EXTRA_CARD_SHIFT = FIRST_EXTRA_CARD_ACTION - FIRST_EXTRA_CARD  # 41: card id -> action id for the extended ranks
 FIRST_PARTNER = FIRST_EXTRA_CARD_ACTION + NUM_CARD_IDS - NUM_CARDS  # 107
 MAX_PLAYERS = 6
 NUM_UNIVERSAL_ACTIONS = FIRST_PARTNER + MAX_PLAYERS  # 113
@@ -79,7 +79,7 @@ def is_trick_bid(action: int) -> bool:
 
 def card_action(card: int) -> int:
     """The action of a card (discard, call or play it): ``28 + id``, or ``41 + id`` for the extended ranks."""
-    return FIRST_CARD_ACTION + card if card < FIRST_EXTRA_CARD else _EXTRA_SHIFT + card
+    return FIRST_CARD_ACTION + card if card < FIRST_EXTRA_CARD else EXTRA_CARD_SHIFT + card
 
 
 def action_card(action: int) -> int:
@@ -87,7 +87,7 @@ def action_card(action: int) -> int:
     if action < FIRST_JOKER_LEAD:
         return action - FIRST_CARD_ACTION
     if action >= FIRST_EXTRA_CARD_ACTION:
-        return action - _EXTRA_SHIFT
+        return action - EXTRA_CARD_SHIFT
     return JOKER1 + (action - FIRST_JOKER_LEAD) // 4
 
 

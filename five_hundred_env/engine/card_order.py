@@ -85,8 +85,8 @@ EFFECTIVE_SUIT, SUIT_CARDS, WIN_KEY = _build_tables()
 
 def _card_actions_table() -> list[list[tuple[int, ...]]]:
     """For each suit, every 11-bit pattern of its cards → their card actions; row 4: the jokers;
-    row 5: every 10-bit pattern of the extended ranks of two suits (spades and clubs, or
-    diamonds and hearts)."""
+    rows 5 and 6: every 10-bit pattern of the extended ranks of spades and clubs, and of diamonds
+    and hearts."""
     table = []
     for s in range(4):
         row = []
@@ -94,22 +94,21 @@ def _card_actions_table() -> list[list[tuple[int, ...]]]:
             row.append(tuple(FIRST_CARD_ACTION + s * NUM_RANKS + r for r in range(NUM_RANKS) if pattern >> r & 1))
         table.append(row)
     table.append([tuple(FIRST_CARD_ACTION + JOKER1 + j for j in range(2) if pattern >> j & 1) for pattern in range(4)])
-    table.append([tuple(FIRST_EXTRA_CARD_ACTION + k for k in range(10) if pattern >> k & 1) for pattern in range(1 << 10)])
+    for first in (FIRST_EXTRA_CARD_ACTION, FIRST_EXTRA_CARD_ACTION + 10):
+        table.append([tuple(first + k for k in range(10) if pattern >> k & 1) for pattern in range(1 << 10)])
     return table
 
 
-_S, _C, _D, _H, _J, _EXTRA = _card_actions_table()
+_S, _C, _D, _H, _J, _EXTRA_SC, _EXTRA_DH = _card_actions_table()
 _RANK_BITS = (1 << NUM_RANKS) - 1
-_LOW_EXTRA = 10  # the extended ranks' actions of diamonds and hearts are those of spades and clubs + 10
 
 
 def card_actions(mask: int) -> list[int]:
     """The card actions of a card mask, in universal-id order (one table lookup per suit)."""
-    actions = [*_S[mask & _RANK_BITS], *_C[mask >> 11 & _RANK_BITS], *_D[mask >> 22 & _RANK_BITS],
-               *_H[mask >> 33 & _RANK_BITS], *_J[mask >> JOKER1 & 3]]
     extra = mask >> FIRST_EXTRA_CARD
     if extra:
-        actions += _EXTRA[extra & 0x3FF]
-        actions += [a + _LOW_EXTRA for a in _EXTRA[extra >> 10]]
-    return actions
+        return [*_S[mask & _RANK_BITS], *_C[mask >> 11 & _RANK_BITS], *_D[mask >> 22 & _RANK_BITS],
+                *_H[mask >> 33 & _RANK_BITS], *_J[mask >> JOKER1 & 3], *_EXTRA_SC[extra & 0x3FF], *_EXTRA_DH[extra >> 10]]
+    return [*_S[mask & _RANK_BITS], *_C[mask >> 11 & _RANK_BITS], *_D[mask >> 22 & _RANK_BITS],
+            *_H[mask >> 33 & _RANK_BITS], *_J[mask >> JOKER1]]
 

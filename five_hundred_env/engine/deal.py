@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 
 from five_hundred_env.actions import (
+    EXTRA_CARD_SHIFT,
     FIRST_CARD_ACTION,
     FIRST_JOKER_LEAD,
     FIRST_NOMINATE,
@@ -440,7 +441,7 @@ class Deal:
             card = JOKER1 + (action - FIRST_JOKER_LEAD) // 4
             self.led_suit = (action - FIRST_JOKER_LEAD) % 4
         else:
-            card = action - FIRST_CARD_ACTION if action < FIRST_JOKER_LEAD else action_card(action)
+            card = action - FIRST_CARD_ACTION if action < FIRST_JOKER_LEAD else action - EXTRA_CARD_SHIFT
             suit = EFFECTIVE_SUIT[self.ctx][card]
             if not trick:
                 self.led_suit = suit

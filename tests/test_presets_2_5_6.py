@@ -850,3 +850,49 @@ def test_the_report_says_how_the_seats_are_shared():
     assert layout_text(make_rules("five_handed")) == (
         "each alone: A against 4 B in every seat, then B against 4 A, 10 plays a board")
     assert layout_text(make_rules("two_handed")).endswith("2 plays a board")
+
+
+# -- against the independent reference model (tests/reference_model.py, written from §10 too) ---------------
+REFERENCE_RULES = [make_rules("two_handed"), make_rules("five_handed"), make_rules("six_handed"),
+                   make_rules("five_handed", partner_call="seat"), make_rules("five_handed", partner_call="none"),
+                   make_rules("six_handed", misere="any_time", open_misere="highest"),
+                   make_rules("two_handed", bidding="until_passed", misere_defence="nothing", slam_bonus=True),
+                   make_rules("five_handed", defence_tricks="only_when_lost", joker_lead_suit="not_shown_void")]
+
+
+@pytest.mark.parametrize("rules", REFERENCE_RULES, ids=lambda r: r.describe())
+def test_random_deals_agree_with_the_reference_model(rules):
+    """§10.3-§10.6: legal actions, turns, exposure, tricks, the partner and the score of random deals
+    are those of the reference model at every step."""
+    from test_properties import play_against_reference
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
+        ref = play_against_reference(deal, rng)
+        assert deal.partner == (-1 if ref.partner is None else ref.partner)
+        if not deal.thrown_in:
+            assert deal.contract_made() == ref.made()
+            assert all(len(t[2]) == len(ref.active()) for t in deal.tricks)
+
+
+@pytest.mark.parametrize("rules", REFERENCE_RULES, ids=lambda r: r.describe())
+def test_games_end_as_the_reference_says(rules):
+    """§10.7: after every deal of random games the winners are the reference model's."""
+    from reference_model import game_winners
+    from test_properties import choose
+
+    for seed in range(6):
+        rng = random.Random(seed)
+        game = Game(rules, seed=seed, max_deals=60)
+        scores = list(game.scores)
+        while not game.is_over and not game.dealing_stopped:
+            deal = game.deal
+            while not deal.is_over:
+                game.apply_action(choose(rng, game.legal_actions()))
+            if deal.thrown_in:
+                continue
+            scores = [s + c for s, c in zip(scores, deal.score_change, strict=True)]
+            partner_side = rules.side_of(deal.partner) if deal.partner >= 0 else None
+            expected = game_winners(rules, scores, rules.side_of(deal.contractor), deal.contract_made(), partner_side)
+            assert game.winners == expected and game.scores == scores

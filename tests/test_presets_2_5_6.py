@@ -818,13 +818,34 @@ def test_the_heuristic_calls_a_card_that_completes_its_hand():
     assert view.mates == (3,) and view.declaring  # player_2 knows the contractor (3 seats to its left) is its partner
 
 
-@pytest.mark.parametrize("preset", NEW)
-def test_the_heuristic_beats_random(preset):
-    """The heuristic plays every new preset legally and beats random (a small duplicate match)."""
+@pytest.mark.parametrize(("rules", "margin"), [(make_rules(p), 150) for p in NEW]
+                         + [(make_rules("five_handed", partner_call="seat"), 50)],
+                         ids=lambda x: x.describe() if hasattr(x, "describe") else str(x))
+def test_the_heuristic_beats_random(rules, margin):
+    """The heuristic plays every new preset legally and beats random by 150 points a deal (a small
+    duplicate match); with the seat call (an option), where it trusts the random players' bids,
+    by less."""
     from training.evaluate import duplicate_match
 
-    report = duplicate_match(preset, "heuristic", "random", deals=8, seed=3)
-    assert report.score_diff[0] > 150
+    report = duplicate_match(rules, "heuristic", "random", deals=8, seed=3)
+    assert report.score_diff[0] > margin
+
+
+def test_the_heuristic_calls_the_seat_that_bid_its_strain():
+    """§10.5 partner_call=seat for the heuristic: it names the seat whose bid showed the contract's
+    suit (PARTNER_s names absolute seats, read from the observation's ``seat`` slice)."""
+    from agents.heuristic import HeuristicAgent
+
+    env = five_hundred_env.env(rules="five_handed", partner_call="seat")
+    env.reset(seed=6, options={"dealer": 1})
+    for text in ["PASS", "6H", "6NT", "PASS", "7H", "PASS", "PASS"]:  # seats 2 … 1: seat 3 bid hearts
+        env.step(env.unwrapped.str_to_action(text))
+    deal = env.unwrapped.deal
+    assert deal.contractor == 1 and deal.phase == Phase.DISCARD
+    while deal.phase == Phase.DISCARD:
+        env.step(int(np.flatnonzero(env.unwrapped.observe("player_1")["action_mask"])[0]))
+    agent = HeuristicAgent(env.unwrapped.rules, seed=0)
+    assert env.unwrapped.action_to_str(agent.act(env.unwrapped.observe("player_1"))) == "PARTNER_3"
 
 
 def test_duplicate_layouts_for_two_five_and_six_seats():

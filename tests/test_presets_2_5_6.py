@@ -867,7 +867,7 @@ def test_the_report_says_how_the_seats_are_shared():
     from training.evaluate import layout_text
 
     assert layout_text(make_rules("six_handed")) == (
-        "teams of 3 ({0, 2, 4} and {1, 3, 5}): A as each team in turn, 2 plays a board")
+        "teams of 3 (seats 0, 2, 4 against 1, 3, 5): A as each team in turn, 2 plays a board")
     assert layout_text(make_rules("five_handed")) == (
         "each alone: A against 4 B in every seat, then B against 4 A, 10 plays a board")
     assert layout_text(make_rules("two_handed")).endswith("2 plays a board")

@@ -296,8 +296,8 @@ def layout_text(rules: Rules) -> str:
     plays = len(seat_layouts(rules))
     if rules.has_partners:
         size = len(rules.seats_of(0))
-        teams = " and ".join("{" + ", ".join(map(str, rules.seats_of(side))) + "}" for side in range(rules.num_sides))
-        return f"teams of {size} ({teams}): A as each team in turn, {plays} plays a board"
+        teams = " against ".join(", ".join(map(str, rules.seats_of(side))) for side in range(rules.num_sides))
+        return f"teams of {size} (seats {teams}): A as each team in turn, {plays} plays a board"
     return (f"each alone: A against {n - 1} B in every seat, then B against {n - 1} A, "
             f"{plays} plays a board")
 

@@ -168,7 +168,7 @@ def parse_action(text: str, rules: Rules) -> int:
         return bid_action(int(m.group(1)), STRAINS.index(m.group(2)))
     if t in _EXACT_KEYWORDS:
         seat = _EXACT_KEYWORDS[t] - FIRST_PARTNER
-        if rules.num_players != 5 or seat >= rules.num_players:
+        if not rules.has_partner_call or seat >= rules.num_players:
             raise ValueError(f"{t} is not an action of the {rules.preset} preset: partners are called "
                              "with five players (PARTNER_0 … PARTNER_4)")
         return _EXACT_KEYWORDS[t]
@@ -226,7 +226,7 @@ class ActionTable:
         if self.rules.num_jokers == 1:
             ids += list(range(FIRST_NOMINATE, NO_NOMINATION + 1))
         ids += [card_action(c) for c in range(NUM_CARDS, NUM_CARD_IDS) if deck >> c & 1]
-        if self.rules.num_players == 5:
+        if self.rules.has_partner_call:
             ids += [partner_action(seat) for seat in range(5)]
         compact = [-1] * NUM_UNIVERSAL_ACTIONS
         for i, u in enumerate(ids):

@@ -112,7 +112,7 @@ def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
     w = rules.card_slots
     shapes = {
         "hand": (w,),
-        "phase": (6 if n == 5 else 5,),
+        "phase": (6 if rules.has_partner_call else 5,),
         "to_act": (n,),
         "dealer": (n,),
         "bids": (NUM_BIDS, n),
@@ -136,7 +136,7 @@ def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
         "tricks": (rules.hand_size, w),
         "joker_leads": (rules.hand_size, 4),
     }
-    if n == 5:  # the partner call (§10.5, §10.8), whatever partner_call says
+    if rules.has_partner_call:  # the partner call (§10.5, §10.8), whatever partner_call says
         shapes["called"] = (w,)
         shapes["partner"] = (n,)
         shapes["seat"] = (n,)
@@ -203,13 +203,14 @@ class ObservationEncoder:
         self.high[self._scores] = 127
         # The global state shows the contractor's nomination turn as it is (see encode_state).
         self._unmask_nomination = 1 << (self._at.phase + Phase.PLAY) | 1 << (self._at.phase + Phase.NOMINATE)
-        self._call_at = self.layout["called"][0] if n == 5 else -1
-        self._partner_at = self.layout["partner"][0] if n == 5 else -1
-        self._seat_at = self.layout["seat"][0] if n == 5 else -1
+        calls = rules.has_partner_call
+        self._call_at = self.layout["called"][0] if calls else -1
+        self._partner_at = self.layout["partner"][0] if calls else -1
+        self._seat_at = self.layout["seat"][0] if calls else -1
         state_shapes = {"hands": (n, width), "kitty": (width,), "discards": (width,)}
         if rules.dead_hand_size:
             state_shapes["dead_hand"] = (width,)
-        if n == 5:
+        if calls:
             state_shapes["partner"] = (n,)  # the partner of the deal, known or not
         state_shapes["observation"] = (self.size,)
         self.state_layout: dict[str, tuple[int, tuple[int, ...]]] = {}

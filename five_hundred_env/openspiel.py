@@ -117,7 +117,7 @@ class FiveHundredGame(pyspiel.Game):
             utility_sum=0.0,
             # the dealer, every card, and at most (bids + discards + call + nomination + plays)
             max_game_length=1 + bin(rules.deck).count("1") + max(4, rules.num_players) * 28 + rules.kitty_size + 1
-            + (rules.num_players == 5) + rules.num_players * rules.hand_size,
+            + rules.has_partner_call + rules.num_players * rules.hand_size,
         )
         super().__init__(_GAME_TYPE, info, params)  # first: pybind11 objects take attributes only after it
         self.rules = rules

@@ -28,6 +28,8 @@ OPTION_CHOICES: dict[str, tuple[Any, ...]] = {
     "partner_call": ("none", "card", "seat"),
 }
 BOOL_OPTIONS = ("rebid_after_pass", "slam_bonus", "win_needs_contract")
+PARTNER_CALL_PLAYERS = 5
+"""The number of players whose game calls a partner for each deal (``five_handed``, §10.5)."""
 FIXED_BY_PRESET = ("preset", "num_players", "kitty_size", "hand_size")
 
 
@@ -95,7 +97,7 @@ class Rules:
                 f"option 'joker_nomination'={self.joker_nomination!r} needs a one-joker deck; "
                 "set joker_nomination='none' with two jokers"
             )
-        if self.partner_call != "none" and self.num_players != 5:
+        if self.partner_call != "none" and not self.has_partner_call:
             raise ValueError(f"option 'partner_call'={self.partner_call!r} needs five players (preset 'five_handed'); "
                              f"the {self.preset} preset takes partner_call='none'")
         if not _is_int(self.target) or not _is_int(self.losing_score) or not self.target > 0 > self.losing_score:
@@ -157,6 +159,12 @@ class Rules:
         return mates[0] if mates else None
 
     @property
+    def has_partner_call(self) -> bool:
+        """Whether the game knows the partner call (§10.5): with five players its actions
+        (``PARTNER_0 …``) and observation slices exist, whatever ``partner_call`` is set to."""
+        return self.num_players == PARTNER_CALL_PLAYERS
+
+    @property
     def has_partners(self) -> bool:
         """Whether the players form fixed teams (four and six players)."""
         return self.num_sides < self.num_players
@@ -165,7 +173,7 @@ class Rules:
         """Every field, as plain JSON-able data (``partner_call`` only with five players: the other
         presets have no call, and their records stay as they were before it existed)."""
         data = dataclasses.asdict(self)
-        if self.num_players != 5:
+        if not self.has_partner_call:
             data.pop("partner_call")
         return data
 
@@ -193,9 +201,10 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-_AUSTRALIAN = {f.name: f.default for f in dataclasses.fields(Rules) if f.name != "preset"}
+_AUSTRALIAN = {f.name: f.default for f in dataclasses.fields(Rules) if f.name not in ("preset", "partner_call")}
 # The Rules field defaults are the australian preset (the default one): its options live there
-# once, and the other presets are written as their differences from it.
+# once, and the other presets are written as their differences from it. partner_call is set by
+# the five-player preset only (the others have no call: their rules dicts leave it out, to_dict).
 PRESETS: dict[str, dict[str, Any]] = {
     "australian": _AUSTRALIAN,
     "italian_3p": {

@@ -43,6 +43,7 @@ from five_hundred_env.env import raw_env
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
 from training.distributed import LOCAL, Backend
+from training.statistics import mean_ci95, t_quantile_975, wilson_ci95  # the report's intervals (re-exported)
 
 AgentLike = Agent | Callable[[Rules, int | None], Agent] | str
 """An agent instance (used in every seat it takes), a factory ``f(rules, seed) -> Agent``, or an
@@ -50,47 +51,6 @@ agent spec of :func:`agents.registry.agent_factory` (a name or a checkpoint path
 
 SIDES = ("A", "B")
 MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
-
-
-# -- statistics --------------------------------------------------------------------------------
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def t_quantile_975(df: int) -> float:
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (a table, then Cornish–Fisher)."""
-    if df < 1:
-        return float("nan")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, float, float, float]:
-    """Mean, 95% t interval (lo, hi) and standard error of ``values``."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan"), float("nan")
-    mean = sum(values) / n
-    if n == 1:
-        return mean, float("nan"), float("nan"), float("nan")
-    var = sum((x - mean) ** 2 for x in values) / (n - 1)
-    se = math.sqrt(var / n)
-    half = t_quantile_975(n - 1) * se
-    return mean, mean - half, mean + half, se
-
-
-def wilson_ci95(successes: float, n: int) -> tuple[float, float]:
-    """The Wilson score 95% interval of a proportion (draws may count as half a success)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    z = 1.959964
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -514,5 +474,6 @@ __all__ = [
     "mean_ci95",
     "play_board",
     "seat_layouts",
+    "t_quantile_975",
     "wilson_ci95",
 ]

@@ -170,7 +170,10 @@ class ViewDecoder:
         self.n = rules.num_players
         self.deck = rules.deck
         self.mates = rules.partners_of(0)  # the observer is relative seat 0
+        self.partner = self.mates[0] if len(self.mates) == 1 else None
+        """The one fixed partner (four players), else ``None``."""
         self.width = rules.card_slots
+        self.phase_width = self.encoder.layout["phase"][1][0]
         self.card_mask = (1 << self.width) - 1
         self.tables = tables
 
@@ -190,7 +193,7 @@ class ViewDecoder:
         v = TableView()
         v.n = n
         v.hand = bits >> o["hand"] & cards
-        v.phase = one("phase", 6 if n == 5 else 5)
+        v.phase = one("phase", self.phase_width)
         v.dealer = one("dealer", n)
         v.bids, v.passed = self._auction(bits)
         v.contract = one("contract", NUM_BIDS) + 1  # universal id; 0 = none yet

@@ -1,16 +1,12 @@
 """One deal (:class:`Deal`): §3 the deal, §4 the auction, §5 the kitty, §10.5 the five-handed
-partner call, §7 play, scored by §8 and §10.6.
-
-Also :class:`Phase`, :class:`IllegalActionError` and the card-name form of a deal
-(:func:`parse_deal`, :func:`deal_to_cards`).
+partner call, §7 play, scored by §8 and §10.6. Its phases and errors are in :mod:`.phase`, the
+card-name form of a deal (:func:`parse_deal`, :func:`deal_to_cards`) in :mod:`.explicit`.
 """
 
 from __future__ import annotations
 
-import operator
 import random
 from collections.abc import Sequence
-from enum import IntEnum
 
 from five_hundred_env.actions import (
     EXTRA_CARD_SHIFT,
@@ -28,46 +24,16 @@ from five_hundred_env.actions import (
     bid_strain,
     partner_action,
 )
-from five_hundred_env.cards import JOKER1, JOKER2, JOKERS_MASK, card_to_str, mask_to_cards, parse_card
+from five_hundred_env.cards import JOKER1, JOKER2, JOKERS_MASK, card_to_str, mask_to_cards
 from five_hundred_env.engine.bidding import legal_bids, next_bidder
 from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
+from five_hundred_env.engine.explicit import parse_deal
+from five_hundred_env.engine.phase import IllegalActionError, Phase, action_id
 from five_hundred_env.rules import Rules
 from five_hundred_env.scoring import contract_made, deal_score
 
-
-class Phase(IntEnum):
-    """Where a deal (or game) stands. ``CALL`` (the five-handed partner call, §10.5) comes after
-    ``DISCARD`` and before ``NOMINATE`` in a deal; it is numbered after ``DEAL_OVER`` so that the
-    phases of the other presets keep their numbers (and their rows of the observation's
-    ``phase`` slice, which is one row wider with five players)."""
-
-    BIDDING = 0
-    DISCARD = 1
-    NOMINATE = 2
-    PLAY = 3
-    DEAL_OVER = 4
-    CALL = 5
-    GAME_OVER = 6
-
-
 # Plain-int phases for the hot paths (IntEnum members compare equal to these).
 _BIDDING, _DISCARD, _NOMINATE, _PLAY, _DEAL_OVER, _CALL = 0, 1, 2, 3, 4, 5
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal here. The message names it and the legal actions."""
-
-
-def action_id(action: object) -> int:
-    """``action`` as a plain ``int`` action id, so that a deal's history holds only plain ints:
-    integer types (numpy's included) are converted; ``bool``, floats (even ``3.0``), strings and
-    anything else raise :class:`IllegalActionError` naming the value and its type."""
-    if not isinstance(action, bool):
-        try:
-            return operator.index(action)  # type: ignore[arg-type]
-        except TypeError:
-            pass  # not an integer type: refused below
-    raise IllegalActionError(f"action {action!r} is not an integer action id (it is a {type(action).__name__})")
 
 
 _DECK_BITS: dict[int, list[int]] = {}
@@ -210,8 +176,7 @@ class Deal:
 
     @property
     def sitting_out(self) -> int:
-        """The one seat sitting out a four-player misère, -1 if none (:attr:`sitting_out_seats`
-        lists them all: two in a six-player misère)."""
+        """The first seat sitting out a misère, -1 if none (all of them: :attr:`sitting_out_seats`)."""
         return self.sitting_out_seats[0] if self.sitting_out_seats else -1
 
     @property
@@ -533,44 +498,3 @@ class Deal:
 _DEAL_SCALARS = tuple(name for name in Deal.__slots__ if name not in (
     "hands", "history", "bids", "trick", "tricks", "tricks_won", "played", "shown_void",
     "_next_seat", "score_change", "_legal"))
-
-
-def parse_deal(
-    rules: Rules, hands: Sequence[Sequence[str]], kitty: Sequence[str], dealer: int
-) -> tuple[list[int], int]:
-    """Validate an explicit deal given by card names and return (hand masks, kitty mask)."""
-    n = rules.num_players
-    if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:
-        raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
-    if isinstance(hands, str) or not isinstance(hands, Sequence) or len(hands) != n:
-        raise ValueError(f"hands must be a list of {n} hands (one per seat), got {hands!r}")
-    seen: dict[int, str] = {}
-
-    def parse_group(cards: Sequence[str], where: str, size: int) -> int:
-        if isinstance(cards, str) or not isinstance(cards, Sequence):
-            raise ValueError(f"{where} must be a list of card names, got {cards!r}")
-        if len(cards) != size:
-            raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
-        mask = 0
-        for name in cards:
-            card = parse_card(name, rules.two_jokers)
-            if not rules.deck >> card & 1:
-                raise ValueError(f"card {name!r} in {where} is not in the {rules.preset} deck")
-            if card in seen:
-                raise ValueError(f"card {card_to_str(card, rules.two_jokers)} is dealt twice ({seen[card]} and {where})")
-            seen[card] = where
-            mask |= 1 << card
-        return mask
-
-    hand_masks = [parse_group(h, f"hand {i}", rules.hand_size) for i, h in enumerate(hands)]
-    kitty_mask = parse_group(kitty, "the kitty", rules.kitty_size)
-    return hand_masks, kitty_mask
-
-
-def deal_to_cards(rules: Rules, hands: Sequence[int], kitty: int) -> dict[str, list]:
-    """The card names of a deal's hands and kitty (the inverse of :func:`parse_deal`)."""
-    two = rules.two_jokers
-    return {
-        "hands": [[card_to_str(c, two) for c in mask_to_cards(h)] for h in hands],
-        "kitty": [card_to_str(c, two) for c in mask_to_cards(kitty)],
-    }

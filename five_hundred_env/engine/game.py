@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from five_hundred_env.engine.deal import Deal, IllegalActionError, Phase
+from five_hundred_env.engine.deal import Deal
+from five_hundred_env.engine.phase import IllegalActionError, Phase
 from five_hundred_env.rules import Rules, make_rules
 
 MAX_THROWN_IN_IN_ROW = 20

@@ -16,8 +16,10 @@ DECISION_KINDS = ("bid", "discard", "nominate", "play")
 nomination (§7) and the card play (§7). The search agent, the per-decision agents and the
 expert-iteration data all use these names."""
 
-KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.NOMINATE: "nominate", Phase.PLAY: "play"}
-"""The kind of the decision a deal in this phase asks for."""
+KIND_OF_PHASE = {Phase.BIDDING: "bid", Phase.DISCARD: "discard", Phase.CALL: "discard", Phase.NOMINATE: "nominate",
+                 Phase.PLAY: "play"}
+"""The kind of the decision a deal in this phase asks for. The five-handed partner call (§10.5)
+is a ``discard`` decision: like the discards, it is the contractor's choice after seeing the kitty."""
 
 
 def parse_kinds(kinds: str | Iterable[str]) -> frozenset[str]:

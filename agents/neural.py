@@ -231,6 +231,8 @@ def central_features(state: np.ndarray, seat: int, num_players: int) -> np.ndarr
 def hidden_cards(deal: Deal, seat: int) -> np.ndarray:
     """:func:`central_features` straight from the engine's deal (what ``env.state()`` encodes),
     without encoding the rest of the state: the trainer calls it at every learner decision."""
+    if deal.rules.card_slots != NUM_CARDS:  # the critic's card rows are 46 wide (ranks 4-A and jokers)
+        raise ValueError(f"a central critic does not read the {deal.rules.preset} pack (66 card ids) yet")
     n = deal.n
     bits = 0
     for r in range(n):

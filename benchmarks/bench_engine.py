@@ -4,7 +4,8 @@ Each deal is shuffled with :meth:`Deal.new`, then every decision picks a uniform
 action (``legal[int(rnd() * len(legal))]`` with a seeded :class:`random.Random`) until the deal
 is over. Prints deals per second, decisions per second, the microseconds one
 :meth:`Deal.clone` takes (of deals caught mid-play, as search and rollouts clone them) and the
-peak memory of the process.
+peak memory of the process, and each preset's decisions per CPU-second as a share of the
+``australian`` figure of the same run (when it ran).
 
     python benchmarks/bench_engine.py                      # every preset, 3 s each
     python benchmarks/bench_engine.py --preset australian --seconds 10
@@ -38,7 +39,7 @@ def run(preset: str, seconds: float, seed: int = 0) -> tuple[int, int, float, fl
             deal = Deal.new(rules, rng, dealer)
             dealer = (dealer + 1) % n
             legal_actions, apply_action = deal.legal_actions, deal.apply_action
-            while deal.phase < 4:  # Phase.DEAL_OVER
+            while deal.phase != 4:  # Phase.DEAL_OVER (the five-handed call, Phase.CALL, is numbered 5)
                 legal = legal_actions()
                 apply_action(legal[int(rnd() * len(legal))])
                 decisions += 1
@@ -57,7 +58,7 @@ def clone_microseconds(preset: str, seed: int = 0, deals: int = 200, repeat: int
     for i in range(deals):
         deal = Deal.new(rules, rng, i % rules.num_players)
         stop = rng.randrange(10, 45)
-        while deal.phase < 4 and len(deal.history) < stop:  # Phase.DEAL_OVER
+        while deal.phase != 4 and len(deal.history) < stop:  # Phase.DEAL_OVER
             legal = deal.legal_actions()
             deal.apply_action(legal[int(rng.random() * len(legal))])
         positions.append(deal)
@@ -84,11 +85,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(f"{'preset':<12} {'deals/s':>10} {'decisions/s':>12} {'decisions/CPU-s':>16} {'decisions/deal':>15} "
-          f"{'µs/clone':>9}")
-    for preset in args.preset or list(PRESETS):
+          f"{'µs/clone':>9} {'vs australian':>14}")
+    presets = args.preset or list(PRESETS)
+    base = None
+    for preset in sorted(presets, key=lambda p: p != "australian"):  # australian first: the reference
         deals, decisions, wall, cpu = run(preset, args.seconds, args.seed)
-        print(f"{preset:<12} {deals / wall:>10,.0f} {decisions / wall:>12,.0f} {decisions / cpu:>16,.0f} "
-              f"{decisions / deals:>15.1f} {clone_microseconds(preset, args.seed):>9.2f}")
+        rate = decisions / cpu
+        base = rate if preset == "australian" else base
+        share = f"{100 * rate / base:>13.0f}%" if base else f"{'-':>14}"
+        print(f"{preset:<12} {deals / wall:>10,.0f} {decisions / wall:>12,.0f} {rate:>16,.0f} "
+              f"{decisions / deals:>15.1f} {clone_microseconds(preset, args.seed):>9.2f} {share}")
     print(f"peak memory (ru_maxrss): {peak_memory_mib():.1f} MiB")
     return 0
 

@@ -27,7 +27,7 @@ from bench_engine import peak_memory_mib
 from bench_engine import run as engine_loop
 
 import five_hundred_env
-from five_hundred_env.rules import PRESETS
+from five_hundred_env.vector.batch import VECTOR_PRESETS as PRESETS  # the presets the kernels play
 
 DEFAULT_BATCH = 1024  # the fastest batch measured (state, masks and observations stay in L2)
 

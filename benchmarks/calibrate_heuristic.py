@@ -1,7 +1,8 @@
 """Fit the bidding constants of :class:`agents.heuristic.HeuristicAgent` to its own card play.
 
-For random deals, one seat is given a contract outright (it bids, everyone else passes) and four
-(or three) heuristic agents play it out. Regressing the tricks its side takes on the agent's
+For random deals, one seat is given a contract outright (it bids, everyone else passes) and the
+heuristic agents play it out. Regressing the tricks its side (its team, or it and its called
+partner) takes on the agent's
 own-hand estimate gives the intercept (the partner's and the kitty's average help), the slope and
 the spread used by the bidding; misère contracts given to hands of every danger level give the
 logistic make-probability. Run::
@@ -42,8 +43,8 @@ def play_forced(rules, hands, kitty, seat: int, contract: str, agents) -> tuple[
             continue
         e.step(agents[int(agent.split("_")[1])].act(obs))
     deal = e.unwrapped.game.deals[0]
-    side = rules.side_of(seat)
-    tricks = sum(t for s, t in enumerate(deal.tricks_won) if rules.side_of(s) == side)
+    # the contracting team: the side, with a five-handed called partner (docs/rules.md §10.6)
+    tricks = sum(deal.tricks_won[s] for s in range(n) if rules.side_of(s) in {rules.side_of(t) for t in deal.contracting_seats()})
     return tricks, deal.contract_made()
 
 

@@ -1,9 +1,13 @@
-"""Cards, suits and decks of Five Hundred (docs/rules.md §1, §2), with card sets as integer bit masks.
+"""Cards, suits and decks of Five Hundred (docs/rules.md §1, §2, §10), with card sets as integer bit masks.
 
-Every card of every preset has one id in a universal space of 46 cards:
-``suit * 11 + rank`` for the suited cards (suits ``S C D H`` = 0..3, ranks ``4 … A`` = 0..10)
-and 44, 45 for the jokers. A set of cards is an ``int`` whose bit ``id`` is set for each card
-in it. The same ids serve every preset; a preset's deck is a mask over them.
+Every card of every preset has one id in a universal space of 66 cards:
+``suit * 11 + rank`` for the suited cards of ranks ``4 … A`` (suits ``S C D H`` = 0..3, ranks
+``4 … A`` = 0..10), 44 and 45 for the jokers, and ``46 + 5 * suit + k`` for the ranks only the
+five- and six-handed packs have (k = 0 ``2``, 1 ``3``, 2 ``E`` (11), 3 ``W`` (12), 4 ``X`` (13)).
+The first 46 ids (:data:`NUM_CARDS`) are every card of the packs of three and four players, so
+those presets keep 46-wide card slices; the extended packs use all :data:`NUM_CARD_IDS`. A set of
+cards is an ``int`` whose bit ``id`` is set for each card in it. The same ids serve every preset;
+a preset's deck is a mask over them.
 """
 
 from __future__ import annotations
@@ -23,7 +27,17 @@ JOKER1 = 44
 JOKER2 = 45
 """The lower joker ``JK2`` (le Bonhomme), only in two-joker decks."""
 NUM_CARDS = 46
+"""The card ids of ranks 4–A and the jokers: every card of the three- and four-player packs."""
+EXTRA_RANKS = "23EWX"
+"""The ranks of the extended packs (docs/rules.md §10.1), in id order: ``2``, ``3``, 11, 12, 13."""
+FIRST_EXTRA_CARD = NUM_CARDS
+NUM_CARD_IDS = FIRST_EXTRA_CARD + NUM_SUITS * len(EXTRA_RANKS)  # 66
+"""Every card id of every pack."""
 JOKERS_MASK = (1 << JOKER1) | (1 << JOKER2)
+PLAIN_ORDER = "23456789TEWXJQKA"
+"""Every rank any pack has, low to high in a plain suit (docs/rules.md §10.1)."""
+_RANK_NAMES = {"10": "T", "11": "E", "12": "W", "13": "X"}
+"""The two-digit spellings the parser accepts for ``T``, ``E``, ``W``, ``X``."""
 
 RANK_JACK = RANKS.index("J")
 
@@ -33,22 +47,42 @@ def card_id(suit: int, rank: int) -> int:
     return suit * NUM_RANKS + rank
 
 
+def extra_card_id(suit: int, rank_letter: str) -> int:
+    """The id of the extended-pack card of ``suit`` (0..3) and rank ``2``, ``3``, ``E``, ``W`` or ``X``."""
+    return FIRST_EXTRA_CARD + 5 * suit + EXTRA_RANKS.index(rank_letter)
+
+
 def card_suit(card: int) -> int:
     """The printed suit of a suited card (0..3); jokers have none (-1)."""
-    return card // NUM_RANKS if card < JOKER1 else -1
+    if card < JOKER1:
+        return card // NUM_RANKS
+    return (card - FIRST_EXTRA_CARD) // 5 if card >= FIRST_EXTRA_CARD else -1
 
 
 def card_rank(card: int) -> int:
-    """The rank index (0 = 4 … 10 = ace) of a suited card; -1 for a joker."""
+    """The rank index (0 = 4 … 10 = ace) of a card of ranks 4–A; -1 for a joker or an extended rank."""
     return card % NUM_RANKS if card < JOKER1 else -1
 
 
+def rank_letter(card: int) -> str:
+    """The rank letter of a suited card (``4`` … ``A``, ``2``, ``3``, ``E``, ``W``, ``X``)."""
+    if card < JOKER1:
+        return RANKS[card % NUM_RANKS]
+    return EXTRA_RANKS[(card - FIRST_EXTRA_CARD) % 5]
+
+
+def plain_rank(card: int) -> int:
+    """A suited card's place in :data:`PLAIN_ORDER` (0 = ``2`` … 15 = ace)."""
+    return PLAIN_ORDER.index(rank_letter(card))
+
+
 def is_joker(card: int) -> bool:
-    return card >= JOKER1
+    return card == JOKER1 or card == JOKER2
 
 
-SUIT_MASKS = tuple(((1 << NUM_RANKS) - 1) << (s * NUM_RANKS) for s in range(NUM_SUITS))
-"""The printed cards of each suit (no jokers)."""
+SUIT_MASKS = tuple(((1 << NUM_RANKS) - 1) << (s * NUM_RANKS) | 0b11111 << (FIRST_EXTRA_CARD + 5 * s)
+                   for s in range(NUM_SUITS))
+"""The printed cards of each suit (no jokers), extended ranks included."""
 
 
 def suit_of_letter(letter: str) -> int:
@@ -64,7 +98,7 @@ def _make_deck(ranks_by_suit: dict[str, str], jokers: int) -> int:
     for suit_letter, ranks in ranks_by_suit.items():
         s = SUITS.index(suit_letter)
         for r in ranks:
-            deck |= 1 << card_id(s, RANKS.index(r))
+            deck |= 1 << (card_id(s, RANKS.index(r)) if r in RANKS else extra_card_id(s, r))
     deck |= 1 << JOKER1
     if jokers == 2:
         deck |= 1 << JOKER2
@@ -78,6 +112,12 @@ DECKS = {
     "italian_3p": _make_deck({s: RANKS[3:] for s in SUITS}, 1),
     # [FR]: 4–A in each suit, two jokers: 46 cards.
     "french_46": _make_deck({s: RANKS for s in SUITS}, 2),
+    # [BC2]: the italian_3p pack; ten of its cards are the dead hand (§10.3).
+    "two_handed": _make_deck({s: RANKS[3:] for s in SUITS}, 1),
+    # [BC5]: 2–A in each suit and the joker: 53 cards.
+    "five_handed": _make_deck({s: "23" + RANKS for s in SUITS}, 1),
+    # [BC6, WP, PG]: 2–A, 11 and 12 in each suit, 13 in hearts and diamonds, the joker: 63 cards.
+    "six_handed": _make_deck({"S": "23EW" + RANKS, "C": "23EW" + RANKS, "D": "23EWX" + RANKS, "H": "23EWX" + RANKS}, 1),
 }
 """The deck of each preset as a card mask (docs/rules.md §2)."""
 
@@ -104,18 +144,19 @@ def cards_to_mask(cards: Iterable[int]) -> int:
 
 
 def card_to_str(card: int, two_jokers: bool = False) -> str:
-    """The canonical name of a card: ``Ah``, ``Td``, ``JK`` (one joker) or ``JK1``/``JK2``."""
+    """The canonical name of a card: ``Ah``, ``Td``, ``Xh`` (13♥), ``JK`` (one joker) or ``JK1``/``JK2``."""
     if card == JOKER1:
         return "JK1" if two_jokers else "JK"
     if card == JOKER2:
         return "JK2"
-    if not 0 <= card < JOKER1:
+    if not isinstance(card, int) or not 0 <= card < NUM_CARD_IDS:
         raise ValueError(f"no card has id {card!r}")
-    return RANKS[card % NUM_RANKS] + SUITS[card // NUM_RANKS].lower()
+    return rank_letter(card) + SUITS[card_suit(card)].lower()
 
 
 def parse_card(text: str, two_jokers: bool = False) -> int:
-    """Parse a card name (docs/rules.md §1): rank then suit, ``10`` for ``T``, suit in either case.
+    """Parse a card name (docs/rules.md §1, §10.1): rank then suit, ``10``/``11``/``12``/``13``
+    for ``T``/``E``/``W``/``X``, suit in either case.
 
     Jokers are ``JK`` in a one-joker deck and ``JK1``/``JK2`` in a two-joker deck. Raises
     ``ValueError`` saying what is wrong.
@@ -137,13 +178,12 @@ def parse_card(text: str, two_jokers: bool = False) -> int:
     if len(t) < 2:
         raise ValueError(f"bad card {text!r}: expected a rank then a suit, like Ah or 10d")
     rank_text, suit_text = t[:-1], t[-1]
-    if rank_text == "10":
-        rank_text = "T"
-    r = RANKS.find(rank_text.upper()) if len(rank_text) == 1 else -1
-    if r < 0:
-        raise ValueError(f"bad card {text!r}: unknown rank {rank_text!r} (ranks are 4-9, T or 10, J, Q, K, A)")
+    rank = _RANK_NAMES.get(rank_text, rank_text.upper())
+    if len(rank) != 1 or rank not in PLAIN_ORDER:
+        raise ValueError(f"bad card {text!r}: unknown rank {rank_text!r} "
+                         "(ranks are 2-9, T or 10, E or 11, W or 12, X or 13, J, Q, K, A)")
     try:
         s = suit_of_letter(suit_text)
     except ValueError:
         raise ValueError(f"bad card {text!r}: unknown suit {suit_text!r} (suits are s, c, d, h)") from None
-    return card_id(s, r)
+    return card_id(s, RANKS.index(rank)) if rank in RANKS else extra_card_id(s, rank)

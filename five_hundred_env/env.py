@@ -1,11 +1,14 @@
 """The Five Hundred PettingZoo AEC environment (``five_hundred_v1``).
 
 =====================  ==========================================================================
-Agents                 ``player_0 … player_{n-1}`` (n = 4, or 3 for ``italian_3p``); seats
-                       {0, 2} and {1, 3} are partners with four players
-Action space           ``Discrete(A)``: A = 80 (``australian``), 70 (``italian_3p``), 82
-                       (``french_46``); ids in :class:`~five_hundred_env.actions.ActionTable`
-                       (bids 0-27, then one per card, then joker leads, then nominations)
+Agents                 ``player_0 … player_{n-1}`` (n = 4; 3 for ``italian_3p``; 2, 5, 6 for
+                       ``two_handed``, ``five_handed``, ``six_handed``); seats {0, 2} and
+                       {1, 3} are partners with four players, {0, 2, 4} and {1, 3, 5} with six
+Action space           ``Discrete(A)``: A = 80 (``australian``), 70 (``italian_3p``,
+                       ``two_handed``), 82 (``french_46``), 95 (``five_handed``), 100
+                       (``six_handed``); ids in :class:`~five_hundred_env.actions.ActionTable`
+                       (universal order: bids 0-27, the cards, joker leads, nominations, the
+                       extended ranks' cards, ``PARTNER_0-4``)
 Observation space      ``Dict(observation=Box(int8, (size,)), action_mask=Box(int8, (A,)))``;
                        the vector (perfect recall of the deal) is laid out in
                        :mod:`five_hundred_env.observation`; ``observation_dtype="float32"``
@@ -17,8 +20,9 @@ Rewards                at the end of each deal, every agent gets its side's resu
 =====================  ==========================================================================
 
 Turns. Every decision is an AEC turn with an action mask: each bid or pass, each kitty discard
-(one card per turn), the joker nomination, each card played (a suitless joker is led with
-``JK:x``, naming the suit). The partner who sits out a four-player misère never gets a turn.
+(one card per turn), the five-handed partner call, the joker nomination, each card played (a
+suitless joker is led with ``JK:x``, naming the suit). The team-mates who sit out a misère (four
+and six players) never get a turn.
 
 Rewards and their timing. Rewards are given only when a deal ends. Then *every* agent (the
 partner who sat out included) is credited at once with its side's result, in ``env.rewards``

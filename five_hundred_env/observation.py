@@ -2,16 +2,20 @@
 
 The vector is oriented to the observer: *relative seat* ``r`` is the seat ``r`` places to the
 observer's left, so the observer is always relative seat 0 (and, with four players, its partner
-relative seat 2). Card slices are 46 wide, indexed by the universal card id of
+relative seat 2). Card slices are ``W`` wide, indexed by the universal card id of
 :mod:`five_hundred_env.cards` (``suit·11 + rank``, ranks 4…A, suits S C D H; 44 = ``JK``/``JK1``,
-45 = ``JK2``); cards not in the preset's deck are always 0. Every slice but ``scores`` is 0/1.
+45 = ``JK2``; 46-65 the extended ranks ``2 3 E W X``): W = 46 for the packs of ranks 4–A
+(``australian``, ``italian_3p``, ``french_46``, ``two_handed``) and 66 for the five- and
+six-handed packs (:attr:`Rules.card_slots`); cards not in the preset's deck are always 0. Every
+slice but ``scores`` is 0/1.
 
 =================  ============  =================================================================
 slice              shape         meaning
 =================  ============  =================================================================
-``hand``           46            the observer's cards now (the kitty included once taken)
-``phase``          5             bidding, discard, nominate, play, deal over (the others see
-                                 the contractor's nomination turn as play: it would show the joker)
+``hand``           W             the observer's cards now (the kitty included once taken)
+``phase``          5 (6)         bidding, discard, nominate, play, deal over, and with five
+                                 players the partner call (the others see the contractor's
+                                 nomination turn as play: it would show the joker)
 ``to_act``         n             the relative seat to act (none once the deal is over)
 ``dealer``         n             the dealer's relative seat
 ``bids``           27 × n        row ``b-1``: relative seat that made bid ``b`` (1-25 trick bids
@@ -21,13 +25,13 @@ slice              shape         meaning
 ``contract``       27            the contract's bid (row ``b-1``), once the auction is over
 ``contractor``     n             the contractor's relative seat
 ``trump``          5             S, C, D, H trumps; or no trumps (NT and misère)
-``sitting_out``    n             the contractor's partner sitting out a 4-player misère
-``kitty``          46            the kitty as dealt, seen only by the contractor who took it
-``discards``       46            the contractor's discards, seen only by the contractor
+``sitting_out``    n             the contractor's team-mates sitting out a misère (4 and 6 players)
+``kitty``          W             the kitty as dealt, seen only by the contractor who took it
+``discards``       W             the contractor's discards, seen only by the contractor
 ``joker_suit``     4             the suit nominated for the joker (§7)
-``exposed``        46            the open-misère contractor's cards still in hand, once exposed
-``played``         n × 46        every card each relative seat has played this deal
-``trick``          n × 46        the card each relative seat has played to the current trick
+``exposed``        W             the open-misère contractor's cards still in hand, once exposed
+``played``         n × W         every card each relative seat has played this deal
+``trick``          n × W         the card each relative seat has played to the current trick
 ``leader``         n             who led the current trick
 ``led_suit``       4             the suit led to the current trick (the suit a joker lead named)
 ``suits_led``      4             suits led (or named by a joker lead) so far this deal
@@ -35,11 +39,19 @@ slice              shape         meaning
 ``tricks_won``     n × 10        tricks won by each relative seat, as a thermometer
 ``scores``         sides         each side's game score ÷ 10 (rounded, clipped to ±127), the
                                  observer's side first, then the others clockwise
-``tricks``         10 × 46       row ``t``: the cards that fell in trick ``t`` (0-9), the current
+``tricks``         10 × W        row ``t``: the cards that fell in trick ``t`` (0-9), the current
                                  trick's included: with ``played`` (who played each card) this
                                  recalls the whole play, see below
 ``joker_leads``    10 × 4        row ``t``: the suit named when a suitless joker led trick ``t``
+``called``         W             five players only: the card the contractor called (§10.5)
+``partner``        n             five players only: the contractor's partner, once the observer
+                                 knows it (§10.8): everyone from a seat call, or once the called
+                                 card is played; the holder of the called card from the call
+``seat``           n             five players only: the observer's own (absolute) seat, which
+                                 ``PARTNER_s`` names (the other slices are relative)
 =================  ============  =================================================================
+
+The dead hand of ``two_handed`` is in no observation (nobody sees it, §10.8).
 
 Perfect recall (``five_hundred_v1``). Everything the observer saw happen this deal can be read
 back from the vector:
@@ -83,7 +95,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from five_hundred_env.actions import PASS, ActionTable
-from five_hundred_env.cards import JOKER1, NUM_CARDS
+from five_hundred_env.cards import JOKER1
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, Phase
 from five_hundred_env.rules import PRESETS, Rules, make_rules
 
@@ -97,9 +109,10 @@ def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
     """Every slice of the observation vector, in order, with its shape: the one source of the
     layout (the offsets are the running sums of the sizes)."""
     n = rules.num_players
-    return {
-        "hand": (NUM_CARDS,),
-        "phase": (5,),
+    w = rules.card_slots
+    shapes = {
+        "hand": (w,),
+        "phase": (6 if rules.has_partner_call else 5,),
         "to_act": (n,),
         "dealer": (n,),
         "bids": (NUM_BIDS, n),
@@ -108,21 +121,26 @@ def slice_shapes(rules: Rules) -> dict[str, tuple[int, ...]]:
         "contractor": (n,),
         "trump": (5,),
         "sitting_out": (n,),
-        "kitty": (NUM_CARDS,),
-        "discards": (NUM_CARDS,),
+        "kitty": (w,),
+        "discards": (w,),
         "joker_suit": (4,),
-        "exposed": (NUM_CARDS,),
-        "played": (n, NUM_CARDS),
-        "trick": (n, NUM_CARDS),
+        "exposed": (w,),
+        "played": (n, w),
+        "trick": (n, w),
         "leader": (n,),
         "led_suit": (4,),
         "suits_led": (4,),
         "shown_void": (n, 4),
         "tricks_won": (n, 10),
         "scores": (rules.num_sides,),
-        "tricks": (rules.hand_size, NUM_CARDS),
+        "tricks": (rules.hand_size, w),
         "joker_leads": (rules.hand_size, 4),
     }
+    if rules.has_partner_call:  # the partner call (§10.5, §10.8), whatever partner_call says
+        shapes["called"] = (w,)
+        shapes["partner"] = (n,)
+        shapes["seat"] = (n,)
+    return shapes
 
 
 def observation_layout(rules: Rules) -> dict[str, tuple[int, tuple[int, ...]]]:
@@ -144,8 +162,9 @@ def layout_table(presets: Sequence[str] = tuple(PRESETS)) -> str:
     layouts = [observation_layout(make_rules(p)) for p in presets]
     lines = ["| slice | " + " | ".join(f"`{p}` offset (size)" for p in presets) + " |",
              "|---|" + "---|" * len(presets)]
-    for name in layouts[0]:
-        cells = [f"{layout[name][0]} ({math.prod(layout[name][1])})" for layout in layouts]
+    names = list(dict.fromkeys(name for layout in layouts for name in layout))  # five players add slices
+    for name in names:
+        cells = [f"{layout[name][0]} ({math.prod(layout[name][1])})" if name in layout else "–" for layout in layouts]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     sizes = [str(sum(math.prod(shape) for _, shape in layout.values())) for layout in layouts]
     lines.append("| total | " + " | ".join(sizes) + " |")
@@ -159,10 +178,12 @@ class ObservationEncoder:
         n = rules.num_players
         self.rules = rules
         self.n = n
+        self.width = width = rules.card_slots
+        """The width of a card slice (:attr:`Rules.card_slots`)."""
         self.layout: dict[str, tuple[int, tuple[int, ...]]] = observation_layout(rules)
         """Each slice's name → (offset, shape)."""
         self.size = sum(math.prod(shape) for _, shape in self.layout.values())
-        self._at = _Offsets(**{name: offset for name, (offset, _) in self.layout.items()})
+        self._at = _Offsets(**{name: self.layout[name][0] for name in _Offsets._fields})
         self.num_bits = self._at.scores
         """Where ``scores``, the one slice that is not 0/1, starts: every slice before it (and
         after it) is 0/1 and built as bits."""
@@ -182,8 +203,16 @@ class ObservationEncoder:
         self.high[self._scores] = 127
         # The global state shows the contractor's nomination turn as it is (see encode_state).
         self._unmask_nomination = 1 << (self._at.phase + Phase.PLAY) | 1 << (self._at.phase + Phase.NOMINATE)
-        state_shapes = {"hands": (n, NUM_CARDS), "kitty": (NUM_CARDS,), "discards": (NUM_CARDS,),
-                        "observation": (self.size,)}
+        calls = rules.has_partner_call
+        self._call_at = self.layout["called"][0] if calls else -1
+        self._partner_at = self.layout["partner"][0] if calls else -1
+        self._seat_at = self.layout["seat"][0] if calls else -1
+        state_shapes = {"hands": (n, width), "kitty": (width,), "discards": (width,)}
+        if rules.dead_hand_size:
+            state_shapes["dead_hand"] = (width,)
+        if calls:
+            state_shapes["partner"] = (n,)  # the partner of the deal, known or not
+        state_shapes["observation"] = (self.size,)
         self.state_layout: dict[str, tuple[int, tuple[int, ...]]] = {}
         """The global state's parts (:meth:`encode_state`): name → (offset, shape)."""
         offset = 0
@@ -227,19 +256,21 @@ class ObservationEncoder:
         in above bit :attr:`size` so that one unpack gives both."""
         at = self._at
         rel = self._relative[observer]
-        phase = deal.phase if deal.phase <= Phase.DEAL_OVER else Phase.DEAL_OVER
+        phase = deal.phase if deal.phase != Phase.GAME_OVER else Phase.DEAL_OVER
         if phase == Phase.NOMINATE and observer != deal.contractor:
             phase = Phase.PLAY  # that the contractor may nominate would show it holds the joker (§7)
         bits = deal.hands[observer] << at.hand | 1 << (at.phase + phase) | 1 << (at.dealer + rel[deal.dealer])
         bits |= self._auction_bits(deal, observer) | deal.suits_led << at.suits_led
+        if self._seat_at >= 0:  # five players: the call, the partner and the own seat
+            bits |= self._call_bits(deal, observer)
         if deal.to_act >= 0:
             bits |= 1 << (at.to_act + rel[deal.to_act])
         contractor = deal.contractor
         if contractor >= 0:
             bits |= 1 << (at.contract + deal.contract - 1) | 1 << (at.contractor + rel[contractor])
             bits |= 1 << (at.trump + (deal.trump if deal.trump >= 0 else NO_TRUMPS_ROW))
-            if deal.sitting_out >= 0:
-                bits |= 1 << (at.sitting_out + rel[deal.sitting_out])
+            for seat in deal.sitting_out_seats:
+                bits |= 1 << (at.sitting_out + rel[seat])
             if observer == contractor:  # nobody but the contractor sees the kitty or discards (§5)
                 bits |= deal.kitty << at.kitty | deal.discards << at.discards
             if deal.nominated >= 0:
@@ -258,7 +289,7 @@ class ObservationEncoder:
             if deal.trick:
                 trick, row = at.trick, self._trick_row
                 number = len(deal.tricks)
-                this_trick = NUM_CARDS * number
+                this_trick = self.width * number
                 for seat, card in deal.trick:
                     bits |= 1 << (trick + row * rel[seat] + card)
                     recall |= 1 << (this_trick + card)
@@ -268,6 +299,17 @@ class ObservationEncoder:
                     recall |= 1 << (self._joker_leads + 4 * number + deal.led_suit)
             if recall:
                 bits |= recall << at.tricks
+        return bits
+
+    def _call_bits(self, deal: Deal, observer: int) -> int:
+        """The ``called``, ``partner`` and ``seat`` slices: the call is public; the partner shows
+        to its holder, and to everyone once it is public (§10.8)."""
+        bits = 1 << (self._seat_at + observer)
+        if deal.called_card >= 0:
+            bits |= 1 << (self._call_at + deal.called_card)
+        partner = deal.partner
+        if partner >= 0 and (deal.partner_revealed or observer == partner):
+            bits |= 1 << (self._partner_at + self._relative[observer][partner])
         return bits
 
     def _recall_bits(self, deal: Deal) -> int:
@@ -281,7 +323,7 @@ class ObservationEncoder:
         suit_of = EFFECTIVE_SUIT[deal.ctx]
         for number in range(first, done):
             _leader, led_suit, plays, _winner = deal.tricks[number]
-            row = NUM_CARDS * number
+            row = self.width * number
             for _seat, card in plays:
                 bits |= 1 << (row + card)
             if suit_of[plays[0][1]] == SUITLESS:
@@ -344,7 +386,8 @@ class ObservationEncoder:
         """The global state for centralised critics (:attr:`state_layout`), oriented to
         ``observer`` (relative seats as in the observation; with the default seat 0 they are the
         absolute seats): every hand (row ``r``: relative seat ``r``), the kitty as dealt, the
-        discards, then ``observer``'s observation with the true phase — the contractor's
+        discards, the dead hand (``two_handed``), the partner of the deal (five players: relative
+        seat, known or not), then ``observer``'s observation with the true phase — the contractor's
         nomination turn shows as ``nominate`` whoever the observer is, so that every decision
         point has its own state."""
         layout = self.state_layout
@@ -354,6 +397,10 @@ class ObservationEncoder:
         for seat, hand in enumerate(deal.hands):
             bits |= hand << (hands_at + row * rel[seat])
         bits |= deal.kitty << layout["kitty"][0] | deal.discards << layout["discards"][0]
+        if "dead_hand" in layout:
+            bits |= deal.dead_hand << layout["dead_hand"][0]
+        if "partner" in layout and deal.partner >= 0:
+            bits |= 1 << (layout["partner"][0] + rel[deal.partner])
         view = self.bits(deal, observer)
         if deal.phase == Phase.NOMINATE and observer != deal.contractor:
             view ^= self._unmask_nomination

@@ -8,8 +8,9 @@ One OpenSpiel game plays one deal over the same engine as the PettingZoo environ
 
 * **Chance nodes** deal it: first the dealer (uniform over the seats), then every card one at a
   time, uniform over the cards not yet dealt — seat 0's hand, then seat 1's, …, then the kitty
-  (the dealing pattern of §3 does not change the distribution). Chance outcomes are the universal
-  card ids 0–45 (the dealer's outcome is the seat number).
+  (the dealing pattern of §3 does not change the distribution; the two-handed dead hand is what
+  is left undealt). Chance outcomes are the universal card ids 0–65 (the dealer's outcome is the
+  seat number).
 * **Player actions** are the environment's compact action ids (:class:`ActionTable`, the same
   ``Discrete`` space as the AEC environment), sorted.
 * **Returns** are each player's side's zero-sum result in points (``Deal.zero_sum_result``), so
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from five_hundred_env.actions import NO_NOMINATION, ActionTable, action_to_str
-from five_hundred_env.cards import card_to_str, mask_to_cards
+from five_hundred_env.cards import NUM_CARD_IDS, card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import BOOL_OPTIONS, FIXED_BY_PRESET, OPTION_CHOICES, Rules, make_rules
@@ -82,8 +83,8 @@ _GAME_TYPE = pyspiel.GameType(
     information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
     utility=pyspiel.GameType.Utility.ZERO_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=4,
-    min_num_players=3,
+    max_num_players=6,
+    min_num_players=2,
     provides_information_state_string=True,
     provides_information_state_tensor=True,
     provides_observation_string=True,
@@ -109,14 +110,14 @@ class FiveHundredGame(pyspiel.Game):
         actions, _encoder = _tables(rules)
         info = pyspiel.GameInfo(
             num_distinct_actions=len(actions),
-            max_chance_outcomes=46,
+            max_chance_outcomes=NUM_CARD_IDS,
             num_players=rules.num_players,
             min_utility=-MAX_UTILITY,
             max_utility=MAX_UTILITY,
             utility_sum=0.0,
-            # the dealer, every card, and at most (bids + discards + nomination + plays)
-            max_game_length=1 + bin(rules.deck).count("1") + 4 * 28 + rules.kitty_size + 1
-            + rules.num_players * rules.hand_size,
+            # the dealer, every card, and at most (bids + discards + call + nomination + plays)
+            max_game_length=1 + bin(rules.deck).count("1") + max(4, rules.num_players) * 28 + rules.kitty_size + 1
+            + rules.has_partner_call + rules.num_players * rules.hand_size,
         )
         super().__init__(_GAME_TYPE, info, params)  # first: pybind11 objects take attributes only after it
         self.rules = rules
@@ -175,7 +176,8 @@ class FiveHundredState(pyspiel.State):
             self.dealer = action
         else:
             self.dealt.append(action)
-            if len(self.dealt) == bin(rules.deck).count("1"):
+            # the hands, then the kitty; two_handed leaves its dead hand undealt (§10.3)
+            if len(self.dealt) == rules.num_players * rules.hand_size + rules.kitty_size:
                 size = rules.hand_size
                 hands = [sum(1 << c for c in self.dealt[s * size:(s + 1) * size]) for s in range(rules.num_players)]
                 kitty = sum(1 << c for c in self.dealt[rules.num_players * size:])

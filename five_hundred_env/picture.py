@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from five_hundred_env.actions import action_to_str
-from five_hundred_env.cards import JOKER1, RANKS, card_rank, card_suit
+from five_hundred_env.cards import JOKER1, card_suit, is_joker, rank_letter
 from five_hundred_env.engine import Deal, Game, Phase
-from five_hundred_env.render import TRUMPS, hand_groups, is_trump, side_labels
+from five_hundred_env.render import TRUMPS, call_text, hand_groups, is_trump, side_labels
 
 if TYPE_CHECKING:
     from PIL import ImageDraw
@@ -72,7 +72,7 @@ def _card(draw: ImageDraw.ImageDraw, card: int, x: float, y: float, two_jokers: 
     if trump:
         draw.rounded_rectangle([x - 3, y - 3, x + CARD_W + 3, y + CARD_H + 3], radius=7, outline=GOLD, width=3)
     draw.rounded_rectangle([x, y, x + CARD_W, y + CARD_H], radius=5, fill=(252, 252, 248), outline=(120, 120, 120))
-    if card >= JOKER1:
+    if is_joker(card):
         label = ("JK1" if card == JOKER1 else "JK2") if two_jokers else "JK"
         draw.text((x + 5, y + 4), label, fill=INK, font=_font(15))
         cx, cy, r = x + CARD_W / 2, y + CARD_H / 2 + 8, 12
@@ -82,9 +82,13 @@ def _card(draw: ImageDraw.ImageDraw, card: int, x: float, y: float, two_jokers: 
         return
     suit = card_suit(card)
     colour = RED if suit in (2, 3) else INK
-    rank = RANKS[card_rank(card)]
-    draw.text((x + 5, y + 3), "10" if rank == "T" else rank, fill=colour, font=_font(18))
+    rank = rank_letter(card)
+    draw.text((x + 5, y + 3), _RANK_FACES.get(rank, rank), fill=colour, font=_font(18))
     _suit_shape(draw, suit, x + CARD_W / 2 + 4, y + CARD_H / 2 + 10, 13, colour)
+
+
+_RANK_FACES = {"T": "10", "E": "11", "W": "12", "X": "13"}
+"""Ranks printed with their number on the card face."""
 
 
 def _back(draw: ImageDraw.ImageDraw, x: float, y: float, w: float = 30, h: float = 42) -> None:
@@ -123,6 +127,7 @@ def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = 
         top = f"contract {action_to_str(deal.contract, rules)} by {agents[deal.contractor]}"
         if deal.nominated >= 0:
             top += f", joker nominated {'SCDH'[deal.nominated]}"
+        top += call_text(deal, agents, viewer)
     else:
         top = "all passed: thrown in" if deal.thrown_in else "bidding"
     draw.text((16, 10), f"{top}   ·   {phase.name.lower().replace('_', ' ')}", fill=TEXT, font=mid)
@@ -143,7 +148,7 @@ def table_image(game: Game, agents: list[str], viewer: int, deal: Deal | None = 
         colour = GOLD if seat == deal.to_act else TEXT
         draw.text((cx, cy - 12), name, fill=colour, font=mid, anchor="mm")
         info = f"{labels[rules.side_of(seat)]}, tricks: {side_tricks[rules.side_of(seat)]}"
-        if seat == deal.sitting_out:
+        if seat in deal.sitting_out_seats:
             info += ", sits out"
         draw.text((cx, cy + 8), info, fill=MUTED, font=small, anchor="mm")
         if bids:  # on a line of its own, so that a side seat's text stays inside the picture

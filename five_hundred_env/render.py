@@ -30,7 +30,16 @@ from five_hundred_env.actions import (
     is_trick_bid,
     joker_lead_suit,
 )
-from five_hundred_env.cards import JOKER1, JOKERS_MASK, RANK_JACK, SUIT_SYMBOLS, card_rank, card_suit, card_to_str, mask_to_cards
+from five_hundred_env.cards import (
+    JOKERS_MASK,
+    RANK_JACK,
+    SUIT_SYMBOLS,
+    card_rank,
+    card_suit,
+    card_to_str,
+    is_joker,
+    mask_to_cards,
+)
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUIT_CARDS, SUITLESS, WIN_KEY, Deal, Game, Phase, bid_rank
 from five_hundred_env.rules import Rules
 
@@ -101,7 +110,8 @@ def side_labels(rules: Rules, viewer: int) -> list[str]:
     labels = []
     for side in range(rules.num_sides):
         if side == rules.side_of(viewer):
-            labels.append("you & partner" if rules.has_partners else "you")
+            mates = len(rules.partners_of(viewer))
+            labels.append("you" if not mates else "you & partner" if mates == 1 else "your team")
         elif rules.has_partners:
             labels.append("opponents")
         else:
@@ -119,7 +129,7 @@ def win_reason(deal: Deal, card: int) -> str:
     """Why ``card`` won its trick (§6, §7): the joker, the right or left bower, the highest trump,
     or the highest card of the suit led."""
     suit = EFFECTIVE_SUIT[deal.ctx][card]
-    if card >= JOKER1:
+    if is_joker(card):
         if suit == SUITLESS:
             return "the joker (no suit: it beats every card)"
         if suit != deal.trump:
@@ -159,7 +169,7 @@ def render_table(game: Game, agents: Sequence[str], colour: bool = False, deal: 
     lines = [f"Five Hundred ({rules.describe()}) — dealer {agents[deal.dealer]}, phase {phase.name.lower()}"]
     auction = " ".join(f"{agents[s][-1]}:{action_to_str(a, rules)}" for s, a in deal.bids)
     lines.append(f"bidding: {auction or '-'}")
-    lines += _contract_lines(deal, agents)
+    lines += _contract_lines(deal, agents, viewer)
     if viewer is None:
         lines += _plain_play_lines(deal, agents)
         lines.append("scores: " + ", ".join(f"side {i}: {s}" for i, s in enumerate(game.scores)))
@@ -174,11 +184,27 @@ def render_table(game: Game, agents: Sequence[str], colour: bool = False, deal: 
     return "\n".join(lines)
 
 
-def _contract_lines(deal: Deal, agents: Sequence[str]) -> list[str]:
+def call_text(deal: Deal, agents: Sequence[str], viewer: int | None = None) -> str:
+    """The five-handed call as ``viewer`` knows it (§10.5, §10.8): the call is public; the partner
+    shows once public, to its holder, and to everyone once the deal is over (``viewer`` None: what
+    everyone knows)."""
+    if deal.called_card < 0 and not deal.partner_revealed:
+        return ""
+    text = f", called {card_to_str(deal.called_card)}" if deal.called_card >= 0 else ""
+    knows = deal.partner_revealed or deal.is_over or (viewer is not None and viewer == deal.partner)
+    if deal.partner >= 0 and knows:
+        text += f", partner {agents[deal.partner]}"
+    elif deal.partner < 0 and (deal.is_over or viewer == deal.contractor):
+        text += " (a discard: no partner)"
+    return text
+
+
+def _contract_lines(deal: Deal, agents: Sequence[str], viewer: int | None = None) -> list[str]:
     if deal.contract >= 0:
         contract = action_to_str(deal.contract, deal.rules)
         extra = f", joker nominated {'SCDH'[deal.nominated]}" if deal.nominated >= 0 else ""
-        out = f", {agents[deal.sitting_out]} sits out" if deal.sitting_out >= 0 else ""
+        extra += call_text(deal, agents, viewer)
+        out = "".join(f", {agents[seat]} sits out" for seat in deal.sitting_out_seats)
         return [f"contract: {contract} by {agents[deal.contractor]}{extra}{out}"]
     if deal.thrown_in:
         return ["contract: none (all passed, thrown in)"]
@@ -243,6 +269,9 @@ def explain_illegal(deal: Deal, action: int) -> str:
             f"discard {deal.rules.kitty_size - deal.discards.bit_count()} more card(s) from your hand")
     elif deal.phase == Phase.NOMINATE:
         reason = "nominate a suit for the joker (NOMINATE_S, _C, _D, _H) or decline (NO_NOMINATION)"
+    elif deal.phase == Phase.CALL:
+        reason = ("call a partner: PARTNER_0 … PARTNER_4, not yourself" if deal.rules.partner_call == "seat"
+                  else "call a partner by naming a card you do not hold, not the joker (§10.5)")
     else:
         reason = _play_reason(deal, action)
     return f"{name} is not legal now: {reason}"

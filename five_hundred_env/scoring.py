@@ -1,4 +1,4 @@
-"""§8 scoring: what a finished deal is worth to each side, as pure functions.
+"""§8 and §10.6 scoring: what a finished deal is worth to each side, as pure functions.
 
 The engine scores every deal through :func:`deal_score`; agents that reason about expected
 scores (the heuristic's bidding) call the same functions, so a scoring rule lives here once.
@@ -56,15 +56,25 @@ def defence_score(rules: Rules, contract: int, made: bool, side_tricks: int, con
     return 0
 
 
-def deal_score(rules: Rules, contract: int, contractor: int, tricks_won: Sequence[int]) -> list[int]:
-    """Each side's score change for a played-out contract, from the tricks each *seat* won."""
+def deal_score(
+    rules: Rules, contract: int, contractor: int, tricks_won: Sequence[int], partner: int = -1
+) -> list[int]:
+    """Each side's score change for a played-out contract, from the tricks each *seat* won.
+
+    ``partner``: the five-handed contractor's called partner (§10.5), -1 for none. The contracting
+    team (§10.6) is the contractor's side and, in a trick contract, the partner's; each of its
+    sides scores the contract, each other side its defence on its own tricks.
+    """
     sides = [0] * rules.num_sides
     for seat, won in enumerate(tricks_won):
         sides[rules.side_of(seat)] += won
-    own = rules.side_of(contractor)
-    made = contract_made(contract, sides[own], tricks_won[contractor])
+    team = {rules.side_of(contractor)}
+    if partner >= 0 and not is_misere(contract):
+        team.add(rules.side_of(partner))
+    team_tricks = sum(sides[side] for side in team)
+    made = contract_made(contract, team_tricks, tricks_won[contractor])
     return [
-        contract_score(rules, contract, made, sides[own]) if side == own
+        contract_score(rules, contract, made, team_tricks) if side in team
         else defence_score(rules, contract, made, sides[side], tricks_won[contractor])
         for side in range(rules.num_sides)
     ]

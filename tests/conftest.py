@@ -20,6 +20,7 @@ from five_hundred_env.cards import card_to_str, mask_to_cards, parse_card
 from five_hundred_env.engine import Phase
 
 PRESET_NAMES = ("australian", "italian_3p", "french_46")
+"""The presets of sections 1-9, which these rules tests check; tests/test_presets_2_5_6.py checks section 10."""
 
 
 def rules_of(rules: Rules | str, **options) -> Rules:
@@ -172,6 +173,9 @@ TOP_HEARTS = {
     "australian": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
     "italian_3p": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
     "french_46": "JK1 JK2 Jh Jd Ah Kh Qh Th 9h 8h",
+    "two_handed": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
+    "five_handed": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
+    "six_handed": "JK Jh Jd Ah Kh Qh Xh Wh Eh Th",
 }
 
 

@@ -19,7 +19,7 @@ from five_hundred_env.cards import card_to_str, mask_to_cards, parse_card
 from five_hundred_env.engine import Phase
 from five_hundred_env.rules import Rules, make_rules
 
-PRESET_NAMES = ("australian", "italian_3p", "french_46")
+PRESET_NAMES = ("australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed")
 EPISODES = ("deal", "game")
 
 # The ten highest trumps with hearts trumps (docs/rules.md §6): whoever holds them wins every trick.
@@ -27,6 +27,9 @@ TOP_HEARTS = {
     "australian": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
     "italian_3p": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
     "french_46": "JK1 JK2 Jh Jd Ah Kh Qh Th 9h 8h",
+    "two_handed": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
+    "five_handed": "JK Jh Jd Ah Kh Qh Th 9h 8h 7h",
+    "six_handed": "JK Jh Jd Ah Kh Qh Xh Wh Eh Th",
 }
 
 
@@ -43,7 +46,8 @@ def deck_names(rules: Rules | str) -> list[str]:
 
 def fill_deal(rules: Rules | str, given: dict[int, str], kitty: str | None = None) -> tuple[list[list[str]], list[str]]:
     """Hands (one list of names per seat) and a kitty: the seats in ``given`` get those cards, the
-    other seats, then the kitty (unless given), the remaining cards in card-id order."""
+    other seats, then the kitty (unless given), the remaining cards in card-id order (the cards
+    left are the two-handed dead hand)."""
     rules = make_rules(rules) if isinstance(rules, str) else rules
     hands: list[list[str] | None] = [split(given[s]) if s in given else None for s in range(rules.num_players)]
     kit = None if kitty is None else split(kitty)
@@ -54,7 +58,7 @@ def fill_deal(rules: Rules | str, given: dict[int, str], kitty: str | None = Non
             hands[s], rest = rest[: rules.hand_size], rest[rules.hand_size:]
     if kit is None:
         kit, rest = rest[: rules.kitty_size], rest[rules.kitty_size:]
-    assert not rest, rest
+    assert len(rest) == rules.dead_hand_size, rest
     return [list(h) for h in hands if h is not None], kit
 
 

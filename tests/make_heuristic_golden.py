@@ -25,7 +25,7 @@ from five_hundred_env.env import raw_env  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 
 OUT = HERE / "heuristic_golden"
-PRESETS = ("australian", "italian_3p", "french_46")
+PRESETS = ("australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed")
 HEURISTIC_DEALS = 40
 MIXED_DEALS = 20
 # Starting scores per seat (partners equal): near the target, near the losing score, and lopsided.
@@ -36,6 +36,13 @@ GAME_SCORES = {
     "french_46": ([420, 380, 420, 380], [-380, 100, -380, 100], [300, 460, 300, 460],
                   [180, 220, 180, 220], [-200, -100, -200, -100],
                   [20, 40, 20, 40]),
+    # §10: two players alone, five alone (a partner called per deal), six in teams of three
+    "two_handed": ([400, 350], [-350, 300], [450, -400], [200, 120], [-150, 250], [30, -20]),
+    "five_handed": ([400, 350, -200, 100, 0], [-350, 300, 420, 0, 100], [450, 450, -400, 200, 300],
+                    [150, 200, 250, 100, 50], [-250, 0, 300, 0, -100], [40, -30, 10, 0, 20]),
+    "six_handed": ([400, 350, 400, 350, 400, 350], [-350, 300, -350, 300, -350, 300],
+                   [450, -400, 450, -400, 450, -400], [200, 120, 200, 120, 200, 120],
+                   [-150, 250, -150, 250, -150, 250], [30, -20, 30, -20, 30, -20]),
 }
 MAX_GAME_DEALS = 12
 

@@ -60,6 +60,28 @@ SCENARIOS = [
     dict(name="italian_3p_open_misere", preset="italian_3p", seed=909, dealer=2,
          auction="OPEN_MISERE PASS PASS",
          about="[IT] open misère, exposed from the first lead; defenders score per declarer trick"),
+    # §10: two, five and six players
+    dict(name="two_handed_trumps", preset="two_handed", seed=1001, dealer=1,
+         auction="6S 7H",
+         about="[BC2] two players, a dead hand of ten; single round (non-dealer, then dealer): 7H by the dealer"),
+    dict(name="two_handed_misere", preset="two_handed", seed=1102, dealer=0,
+         auction="PASS MISERE",
+         about="[BC2] misère alone against one: two-card tricks, 10 per declarer trick to the defender"),
+    dict(name="five_handed_card_call", preset="five_handed", seed=1203, dealer=4,
+         auction="7H PASS PASS PASS PASS", prefer=["Ah", "Kh", "Qh", "Jd"],
+         about="[BC5, WP] five players, 53 cards: the contractor calls a card; its holder is the partner"),
+    dict(name="five_handed_seat_call", preset="five_handed", options={"partner_call": "seat"}, seed=1304,
+         dealer=2, auction="PASS 6NT PASS PASS PASS", prefer=["PARTNER_1"],
+         about="[BC5] partner_call=seat: the contractor names a seat (PARTNER_1)"),
+    dict(name="five_handed_open_misere", preset="five_handed", seed=1405, dealer=0,
+         auction="OPEN_MISERE PASS PASS PASS PASS",
+         about="[PG] open misère alone against four: no call, five-card tricks, exposed after the first trick"),
+    dict(name="six_handed_trumps", preset="six_handed", seed=1506, dealer=5,
+         auction="6H 7H PASS PASS PASS PASS PASS",
+         about="[BC6] six players in two teams of three, 63 cards (E W X ranks): 7H by seat 1"),
+    dict(name="six_handed_misere", preset="six_handed", seed=1607, dealer=5,
+         auction="7S MISERE PASS PASS PASS PASS PASS",
+         about="[BC6] misère in six: both team-mates sit out, four-card tricks"),
 ]
 
 
@@ -75,10 +97,12 @@ def build_deal(spec: dict) -> Deal:
         if hands[seat] & card:
             continue
         holder = next((s for s in range(len(hands)) if hands[s] & card), None)
-        swap = 1 << max(c for c in mask_to_cards(hands[seat]) if c < 44)  # its highest suited card
+        swap = 1 << max(c for c in mask_to_cards(hands[seat]) if c < 44)  # its highest suited card of ranks 4-A
         hands[seat] ^= swap | card
-        if holder is None:
+        if holder is None and kitty & card:
             kitty ^= card | swap
+        elif holder is None:
+            pass  # the card was in the two-handed dead hand: the swapped card goes there
         else:
             hands[holder] ^= card | swap
     return Deal(rules, hands, kitty, spec["dealer"])

@@ -1,4 +1,4 @@
-"""An independent, deliberately plain model of one deal, written from docs/rules.md §4-§8 alone.
+"""An independent, deliberately plain model of one deal, written from docs/rules.md §4-§8 and §10 alone.
 
 It shares nothing with the engine but the notation of §1 (card and action strings) and the rules
 object (option values). The property tests drive the engine and this model with the same
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 SUITS = "SCDH"
 STRAINS = ("S", "C", "D", "H", "NT")
-PLAIN_ORDER = "456789TJQKA"  # §6: A K Q J T 9 … in plain suits
-TRUMP_PLAIN_ORDER = "456789TQKA"  # the trump suit without its jack (the right bower)
+PLAIN_ORDER = "23456789TEWXJQKA"  # §6, §10.4: A K Q J X W E T 9 … 2 in plain suits
+TRUMP_PLAIN_ORDER = "23456789TEWXQKA"  # the trump suit below the bowers: A K Q X W E T 9 … 2
+PACKS = {  # §10.2: the packs the call may name cards of
+    "five_handed": [r + s.lower() for s in SUITS for r in "23456789TJQKA"] + ["JK"],
+}
 SAME_COLOUR = {"S": "C", "C": "S", "D": "H", "H": "D"}
 
 
@@ -85,6 +88,8 @@ class ReferenceDeal:
         self.shown_void: list[set[str]] = [set() for _ in range(self.n)]
         self.exposed = False
         self.score: list[int] | None = None
+        self.partner: int | None = None  # §10.5: the five-handed partner of this deal
+        self.called: str | None = None
 
     # -- helpers ------------------------------------------------------------------------------------
     @property
@@ -98,16 +103,23 @@ class ReferenceDeal:
         return bid_strain(self.contract)
 
     def side(self, seat: int) -> int:
-        return seat % 2 if self.n == 4 else seat
+        return seat % 2 if self.n in (4, 6) else seat  # §1, §10.1: teams with four and six players
 
     def sides(self) -> int:
-        return 2 if self.n == 4 else self.n
+        return 2 if self.n in (4, 6) else self.n
 
     def active(self) -> list[int]:
-        if self.n == 4 and self.misere:
-            partner = (self.contractor + 2) % 4
-            return [s for s in range(4) if s != partner]
+        """§7, §10.4: the contractor's team-mates sit out a misère."""
+        if self.n in (4, 6) and self.misere:
+            return [s for s in range(self.n) if s == self.contractor or self.side(s) != self.side(self.contractor)]
         return list(range(self.n))
+
+    def team(self) -> list[int]:
+        """§10.6: the sides of the contracting team."""
+        own = [self.side(self.contractor)]
+        if self.partner is not None and not self.misere:
+            own.append(self.side(self.partner))
+        return own
 
     def effective_suit(self, card: str) -> str | None:
         """§6/§7: the suit a card belongs to; None for a joker with no suit."""
@@ -164,6 +176,10 @@ class ReferenceDeal:
             return set(self.hands[self.contractor])
         if self.phase == "nominate":
             return {f"NOMINATE_{s}" for s in SUITS} | {"NO_NOMINATION"}
+        if self.phase == "call":
+            if self.rules.partner_call == "seat":
+                return {f"PARTNER_{s}" for s in range(self.n) if s != self.contractor}
+            return set(PACKS[self.rules.preset]) - {"JK"} - self.hands[self.contractor]
         if self.phase == "play":
             return self._legal_plays()
         return set()
@@ -244,6 +260,21 @@ class ReferenceDeal:
         self.discarded.add(card)
         if len(self.discarded) < self.rules.kitty_size:
             return
+        if self.rules.partner_call != "none" and not self.misere:
+            self.phase = "call"  # §10.5: after the discards, before the nomination
+            return
+        self._after_call()
+
+    def _apply_call(self, action: str) -> None:
+        if action.startswith("PARTNER_"):
+            self.partner = int(action[-1])
+        else:
+            self.called = action
+            holders = [s for s in range(self.n) if action in self.hands[s]]
+            self.partner = holders[0] if holders else None  # a discard: alone
+        self._after_call()
+
+    def _after_call(self) -> None:
         nomination = self.rules.joker_nomination
         no_trumps = self.misere or bid_strain(self.contract) == "NT"
         may = (
@@ -312,12 +343,13 @@ class ReferenceDeal:
     def made(self) -> bool:
         if self.misere:
             return not any(w == self.contractor for *_, w in self.tricks)
-        return self.side_tricks()[self.side(self.contractor)] >= bid_tricks(self.contract)
+        return sum(self.side_tricks()[s] for s in self.team()) >= bid_tricks(self.contract)
 
     def _score(self) -> list[int]:
         rules = self.rules
         own = self.side(self.contractor)
         won = self.side_tricks()
+        team = self.team()
         value = bid_value(self.contract, rules)
         made = self.made()
         score = [0] * self.sides()
@@ -329,35 +361,40 @@ class ReferenceDeal:
                     if s != own:
                         score[s] += 10 * taken
             return score
-        if made and rules.slam_bonus and won[own] == 10 and value < 250:
+        if made and rules.slam_bonus and sum(won[s] for s in team) == 10 and value < 250:
             value = 250
-        score[own] = value if made else -value
+        for s in team:  # §10.6: each side of the contracting team scores the contract
+            score[s] = value if made else -value
         if rules.defence_tricks == "10_per_trick" or (rules.defence_tricks == "only_when_lost" and not made):
             for s in range(self.sides()):
-                if s != own:
+                if s not in team:
                     score[s] += 10 * won[s]
         return score
 
 
-def game_winners(rules, scores: list[int], contractor_side: int | None, made: bool) -> list[int]:
-    """§9: the winning sides after a deal (empty while the game goes on)."""
+def game_winners(rules, scores: list[int], contractor_side: int | None, made: bool,
+                 partner_side: int | None = None) -> list[int]:
+    """§9, §10.7: the winning sides after a deal (empty while the game goes on); ``partner_side``:
+    a five-handed partner's side, which made (or lost) the contract too."""
     sides = range(len(scores))
+    team = [] if contractor_side is None else [contractor_side] + ([partner_side] if partner_side is not None else [])
     if rules.win_needs_contract:
-        reached = [contractor_side] if contractor_side is not None and made and scores[contractor_side] >= rules.target else []
+        reached = [s for s in team if scores[s] >= rules.target] if made else []
     else:
         reached = [s for s in sides if scores[s] >= rules.target]
         if len(reached) > 1:
-            if contractor_side in reached:
-                reached = [contractor_side]
+            if any(s in team for s in reached):
+                reached = [s for s in reached if s in team]
             else:
                 best = max(scores[s] for s in reached)
                 reached = [s for s in reached if scores[s] == best]
     if reached:
-        return reached
+        return sorted(reached)
     sunk = [s for s in sides if scores[s] <= rules.losing_score]
     if not sunk:
         return []
+    others = [s for s in sides if s not in sunk]
     if len(scores) == 2:
-        return [s for s in sides if s not in sunk]
-    best = max(scores)
-    return [s for s in sides if scores[s] == best]
+        return others
+    best = max(scores[s] for s in others) if others else max(scores)
+    return [s for s in (others or sides) if scores[s] == best]

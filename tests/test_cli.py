@@ -459,3 +459,24 @@ def test_exit_hands_its_arguments_to_expert_iteration(capsys):
     assert e.value.code == 0 and "five-hundred exit" in capsys.readouterr().out
     assert main(["exit", "no/such/config.yaml"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("preset", "seat"), [("two_handed", 1), ("five_handed", 3), ("six_handed", 4)])
+def test_play_watch_evaluate_and_replay_the_new_presets(preset, seat, tmp_path, capsys, monkeypatch):
+    """RULES.md §10: the command line plays, watches, evaluates and replays two, five and six seats."""
+    human = ScriptedHuman(capsys, bad=["PARTNER_9"])
+    monkeypatch.setattr(builtins, "input", human)
+    record = tmp_path / "game.json"
+    assert main(["play", "--rules", preset, "--seat", str(seat), "--seed", "5", "--deals", "1", "--save", str(record)]) == 0
+    out = human.seen + capsys.readouterr().out
+    assert f"player_{seat} to act" in out and "saved the game record" in out and "PARTNER_9" in out
+    game = replay(load_record(record))
+    assert game.rules.preset == preset and game.deals[0].is_over
+    assert main(["replay", str(record)]) == 0
+    assert "=== deal 1 of 1" in capsys.readouterr().out
+    n = {"two_handed": 2, "five_handed": 5, "six_handed": 6}[preset]
+    assert main(["watch", *(["heuristic"] * n), "--rules", preset, "--deals", "1", "--seed", "2"]) == 0
+    watched = capsys.readouterr().out
+    assert "deal over" in watched or "thrown in" in watched
+    assert main(["evaluate", "heuristic", "random", "--rules", preset, "--deals", "2", "--no-progress"]) == 0
+    assert f"— {preset}, 2 duplicate deals" in capsys.readouterr().out

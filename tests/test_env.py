@@ -20,7 +20,8 @@ from five_hundred_env import observation
 from five_hundred_env.actions import NUM_UNIVERSAL_ACTIONS, parse_action
 from five_hundred_env.rules import make_rules
 
-ACTION_COUNTS = {"australian": 80, "italian_3p": 70, "french_46": 82}  # documented in env.py
+ACTION_COUNTS = {"australian": 80, "italian_3p": 70, "french_46": 82,  # documented in env.py
+                 "two_handed": 70, "five_handed": 95, "six_handed": 100}  # RULES.md §10.1
 
 # api_test's own advice, expected here: it resets with an unknown option (ignored with a warning, issue 3
 # item 6) and prefers a bare Box observation to the action-masked Dict that PettingZoo's classic games use.
@@ -119,7 +120,9 @@ def test_action_to_str_round_trips_over_the_whole_action_space(preset):
     assert spelled[:3] == ["PASS", "6S", "6C"] and spelled[25:28] == ["10NT", "MISERE", "OPEN_MISERE"]
     # then one action per card of the deck; the universal ids not in this deck have no compact id
     deck_size = make_rules(preset).deck.bit_count()
-    assert n == 28 + deck_size + 4 * make_rules(preset).num_jokers + (5 if make_rules(preset).num_jokers == 1 else 0)
+    partner_calls = 5 if make_rules(preset).num_players == 5 else 0  # §10.1: PARTNER_0 … PARTNER_4
+    assert n == (28 + deck_size + 4 * make_rules(preset).num_jokers + (5 if make_rules(preset).num_jokers == 1 else 0)
+                 + partner_calls)
     assert sum(1 for u_id in range(NUM_UNIVERSAL_ACTIONS) if u.actions.compact[u_id] >= 0) == n
 
 
@@ -162,15 +165,17 @@ def test_action_ids_match_the_engine_notation():
 
 # -- issue 3 item 4: the observation layout and its decoder -------------------------------------
 DOCUMENTED_SLICES = [
-    ("hand", lambda n, k: (46,)), ("phase", lambda n, k: (5,)), ("to_act", lambda n, k: (n,)),
-    ("dealer", lambda n, k: (n,)), ("bids", lambda n, k: (27, n)), ("passes", lambda n, k: (28, n)),
-    ("contract", lambda n, k: (27,)), ("contractor", lambda n, k: (n,)), ("trump", lambda n, k: (5,)),
-    ("sitting_out", lambda n, k: (n,)), ("kitty", lambda n, k: (46,)), ("discards", lambda n, k: (46,)),
-    ("joker_suit", lambda n, k: (4,)), ("exposed", lambda n, k: (46,)), ("played", lambda n, k: (n, 46)),
-    ("trick", lambda n, k: (n, 46)), ("leader", lambda n, k: (n,)), ("led_suit", lambda n, k: (4,)),
-    ("suits_led", lambda n, k: (4,)), ("shown_void", lambda n, k: (n, 4)), ("tricks_won", lambda n, k: (n, 10)),
-    ("scores", lambda n, k: (k,)), ("tricks", lambda n, k: (10, 46)), ("joker_leads", lambda n, k: (10, 4)),
+    ("hand", lambda n, k, w: (w,)), ("phase", lambda n, k, w: (6 if n == 5 else 5,)), ("to_act", lambda n, k, w: (n,)),
+    ("dealer", lambda n, k, w: (n,)), ("bids", lambda n, k, w: (27, n)), ("passes", lambda n, k, w: (28, n)),
+    ("contract", lambda n, k, w: (27,)), ("contractor", lambda n, k, w: (n,)), ("trump", lambda n, k, w: (5,)),
+    ("sitting_out", lambda n, k, w: (n,)), ("kitty", lambda n, k, w: (w,)), ("discards", lambda n, k, w: (w,)),
+    ("joker_suit", lambda n, k, w: (4,)), ("exposed", lambda n, k, w: (w,)), ("played", lambda n, k, w: (n, w)),
+    ("trick", lambda n, k, w: (n, w)), ("leader", lambda n, k, w: (n,)), ("led_suit", lambda n, k, w: (4,)),
+    ("suits_led", lambda n, k, w: (4,)), ("shown_void", lambda n, k, w: (n, 4)), ("tricks_won", lambda n, k, w: (n, 10)),
+    ("scores", lambda n, k, w: (k,)), ("tricks", lambda n, k, w: (10, w)), ("joker_leads", lambda n, k, w: (10, 4)),
 ]
+FIVE_PLAYER_SLICES = [("called", lambda n, k, w: (w,)), ("partner", lambda n, k, w: (n,)), ("seat", lambda n, k, w: (n,))]
+"""§10.5, §10.8: the call and the partner, in the five-player observation only."""
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -179,12 +184,15 @@ def test_decode_gives_the_documented_slices_in_order(preset):
     e.reset(seed=1)
     rules = make_rules(preset)
     parts = decode(e, "player_0")
+    documented = DOCUMENTED_SLICES + (FIVE_PLAYER_SLICES if rules.num_players == 5 else [])
+    # §10.1: 46-card slices for the packs of ranks 4-A, 66 for the extended packs
+    width = 66 if preset in ("five_handed", "six_handed") else 46
     assert [(name, part.shape) for name, part in parts.items()] == [
-        (name, shape(rules.num_players, rules.num_sides)) for name, shape in DOCUMENTED_SLICES]
+        (name, shape(rules.num_players, rules.num_sides, width)) for name, shape in documented]
     assert sum(part.size for part in parts.values()) == e.unwrapped.encoder.size
     # every slice is in the module docstring's table, in the same order
     table = [m.group(1) for m in re.finditer(r"^``(\w+)``\s", observation.__doc__, flags=re.MULTILINE)]
-    assert table == [name for name, _ in DOCUMENTED_SLICES]
+    assert table == [name for name, _ in DOCUMENTED_SLICES + FIVE_PLAYER_SLICES]
 
 
 def test_decode_refuses_a_vector_of_the_wrong_size():

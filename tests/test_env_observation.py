@@ -30,7 +30,6 @@ from env_helpers import (
 
 from five_hundred_env import Phase
 from five_hundred_env.actions import OPEN_MISERE
-from five_hundred_env.cards import NUM_CARDS
 
 # -- observe(agent) is the agent's own view, whoever is to act ----------------------------------
 
@@ -144,7 +143,8 @@ def test_the_final_observation_of_a_deal_episode_shows_the_deal_just_played(pres
                 e.step(random_action(obs, rng))
                 continue
             parts = e.unwrapped.encoder.decode(obs["observation"])
-            assert parts["phase"].tolist() == [0, 0, 0, 0, 1] and not obs["action_mask"].any()
+            assert parts["phase"].tolist()[:5] == [0, 0, 0, 0, 1] and parts["phase"].sum() == 1
+            assert not obs["action_mask"].any()
             assert not parts["to_act"].any() and e.unwrapped.legal_actions() == []
             assert deal_of(e) == dealt
             if not e.unwrapped.deal.thrown_in:
@@ -371,12 +371,18 @@ def test_state_contains_all_hands_the_kitty_and_the_discards(preset):
         deal = u.deal
         state = e.state()
         assert state.shape == u.state_space.shape and u.state_space.contains(state)
+        width = u.rules.card_slots
+        parts = {name: state[at:at + int(np.prod(shape))] for name, (at, shape) in u.encoder.state_layout.items()}
         for seat in range(n):
-            assert card_mask_of(state[seat * NUM_CARDS:(seat + 1) * NUM_CARDS]) == deal.hands[seat]
-        assert card_mask_of(state[n * NUM_CARDS:(n + 1) * NUM_CARDS]) == deal.kitty
-        assert card_mask_of(state[(n + 1) * NUM_CARDS:(n + 2) * NUM_CARDS]) == deal.discards
+            assert card_mask_of(parts["hands"][seat * width:(seat + 1) * width]) == deal.hands[seat]
+        assert card_mask_of(parts["kitty"]) == deal.kitty
+        assert card_mask_of(parts["discards"]) == deal.discards
+        if u.rules.dead_hand_size:  # §10.3: the two-handed dead hand is a hidden fact of the state
+            assert card_mask_of(parts["dead_hand"]) == deal.dead_hand and deal.dead_hand.bit_count() == 10
+        if n == 5:  # §10.5: the partner of the deal, known to the players or not
+            assert card_mask_of(parts["partner"]) == (1 << deal.partner if deal.partner >= 0 else 0)
         if deal.phase != Phase.NOMINATE:  # where the state shows the true phase (tests/test_env_recall.py)
-            np.testing.assert_array_equal(state[(n + 2) * NUM_CARDS:], e.observe("player_0")["observation"])
+            np.testing.assert_array_equal(parts["observation"], e.observe("player_0")["observation"])
         obs, _, term, trunc, _ = e.last()
         e.step(None if term or trunc else random_action(obs, rng))
 
@@ -421,7 +427,8 @@ def test_the_layout_tiles_the_vector_and_decodes_by_name(preset):
     for name, (offset, shape) in encoder.layout.items():
         assert np.array_equal(parts[name].ravel(), vector[offset:offset + int(np.prod(shape))])
     hand_at, _ = encoder.layout["hand"]
-    assert vector[hand_at:hand_at + 46].sum() == 10  # the observer's ten cards, where "hand" says
+    width = env.unwrapped.rules.card_slots
+    assert vector[hand_at:hand_at + width].sum() == 10  # the observer's ten cards, where "hand" says
 
 
 @pytest.mark.parametrize("preset", ["australian", "italian_3p", "french_46"])

@@ -16,7 +16,6 @@ from env_helpers import PRESET_NAMES, act, bid_and_pass, decode, discard_kitty, 
 
 from five_hundred_env import Phase
 from five_hundred_env.actions import PASS
-from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUITLESS, WIN_KEY, bid_rank
 from five_hundred_env.rules import Rules
 
@@ -198,7 +197,7 @@ def test_state_of_an_agent_is_oriented_to_it(preset):
     rng = random.Random(8)
     u = e.unwrapped
     n = u.rules.num_players
-    e.reset(seed=3, options={"scores": [30, -20, 30, -20][:n] if n == 4 else [30, -20, 10]})
+    e.reset(seed=3, options={"scores": [[30, -20, 10, 40, -30][u.rules.side_of(seat)] for seat in range(n)]})
     view_at = u.encoder.state_layout["observation"][0]
     for _ in range(60):
         deal = u.deal
@@ -206,8 +205,9 @@ def test_state_of_an_agent_is_oriented_to_it(preset):
         for seat, agent in enumerate(u.possible_agents):
             state = e.state(agent)
             assert u.state_space.contains(state)
+            width = u.rules.card_slots
             for r in range(n):
-                row = state[r * NUM_CARDS:(r + 1) * NUM_CARDS]
+                row = state[r * width:(r + 1) * width]
                 assert sum(1 << int(c) for c in np.flatnonzero(row)) == deal.hands[(seat + r) % n]
             np.testing.assert_array_equal(state[view_at:], e.observe(agent)["observation"])
         e.step(random_action(e.observe(e.agent_selection), rng))

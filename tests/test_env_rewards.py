@@ -143,7 +143,11 @@ SLAM = {  # preset: (reward of the contractor's side, of each other side) in zer
     "australian": ((2.5, -2.5), (2.5, 0.0)),
     "italian_3p": ((1.0, -0.5), (1.0, 0.0)),
     "french_46": ((1.0, -1.0), (1.0, 0.0)),
+    "two_handed": ((1.0, -1.0), (1.0, 0.0)),  # 6H = 100, no slam bonus (the italian_3p options)
+    "five_handed": ((2.5, -0.625), (2.5, 0.0)),  # played alone (partner_call=none): 250 against four
+    "six_handed": ((2.5, -2.5), (2.5, 0.0)),
 }
+OPTIONS = {"five_handed": {"partner_call": "none"}}  # the called partner's rewards: tests/test_presets_2_5_6.py
 
 
 def play_slam(e, holder=0):
@@ -168,7 +172,7 @@ def play_slam(e, holder=0):
 @pytest.mark.parametrize("reward", ["zero_sum", "score"])
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_exact_rewards_of_a_forced_deal(preset, reward):
-    e = make_env(preset, reward=reward)
+    e = make_env(preset, reward=reward, **OPTIONS.get(preset, {}))
     n = e.unwrapped.rules.num_players
     e.reset(options=forced_hands(preset, holder=0, dealer=n - 1))
     got = play_slam(e)

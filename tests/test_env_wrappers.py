@@ -38,7 +38,7 @@ def play(env, rng, seed=None, options=None):
 
 @pytest.mark.filterwarnings("ignore:.*Not able to test alternative render modes")  # no gymnasium registry spec
 @pytest.mark.parametrize("preset", PRESET_NAMES)
-@pytest.mark.parametrize("kwargs", [{}, {"seat": 2}, {"team": 1}, {"team": 0, "episode": "game", "render_mode": "ansi"}])
+@pytest.mark.parametrize("kwargs", [{}, {"seat": 1}, {"team": 1}, {"team": 0, "episode": "game", "render_mode": "ansi"}])
 def test_gymnasium_check_env_passes(preset, kwargs):
     check_env(SingleAgentEnv(rules=preset, **kwargs), skip_render_check="render_mode" not in kwargs)
 

@@ -17,7 +17,7 @@ from five_hundred_env.actions import ActionTable, action_card, is_card_action, i
 from five_hundred_env.cards import card_to_str, mask_to_cards  # noqa: E402
 from five_hundred_env.openspiel import load_game, rules_of  # noqa: E402
 
-PRESETS = ["australian", "italian_3p", "french_46"]
+PRESETS = ["australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed"]
 
 
 def _play(game, rng: random.Random, stop=lambda state: False):
@@ -90,6 +90,8 @@ def test_information_state_names_only_cards_the_player_saw(preset: str) -> None:
                 seen |= deal.kitty
             if deal.exposed:
                 seen |= deal.dealt[deal.contractor] | deal.kitty
+            if deal.called_card >= 0:  # §10.5: the called card is announced (not where it is)
+                seen |= 1 << deal.called_card
             for word in state.information_state_string(player).replace(":", " ").split():
                 try:
                     action = parse_action(word, deal.rules)

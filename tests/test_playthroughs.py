@@ -25,6 +25,9 @@ EXPECTED = {
     "australian_trumps", "italian_3p_trumps", "french_46_trumps",  # one per preset
     "australian_nt_nomination", "italian_3p_nt_joker_lead", "french_46_nt_joker_leads",  # §7 jokers in NT
     "australian_misere", "australian_open_misere", "italian_3p_open_misere",  # misère
+    "two_handed_trumps", "two_handed_misere",  # §10: the dead hand, two-card tricks
+    "five_handed_card_call", "five_handed_seat_call", "five_handed_open_misere",  # §10.5 the call, misère alone
+    "six_handed_trumps", "six_handed_misere",  # §10.4 extended ranks, two team-mates sitting out
 }
 
 

@@ -29,6 +29,9 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 
 VARIANTS = [make_rules(p) for p in PRESET_NAMES] + [make_rules("french_46", both_jokers_min_bid=8)]
+NEW_VARIANTS = [make_rules(p) for p in ("two_handed", "five_handed", "six_handed")] + [
+    make_rules("five_handed", partner_call="seat")]
+"""§10: the dead hand is one more hidden place; the five-handed partner may be unknown."""
 
 
 def _hidden_locations(deal: Deal, seat: int) -> tuple[list[int], list[int], int]:
@@ -149,7 +152,7 @@ def test_sampler_is_exactly_uniform_over_the_consistent_deals(rules: Rules, kind
         assert abs(z) < 4.5, (chi2, df)
 
 
-@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+@pytest.mark.parametrize("rules", VARIANTS + NEW_VARIANTS, ids=lambda r: r.describe())
 def test_every_world_looks_the_same_to_the_seat(rules: Rules) -> None:
     """Each world is a real deal at the same decision point: the seat's observation, the seat to
     act and its legal actions are the real ones, and its information set is the same."""

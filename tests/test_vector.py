@@ -13,7 +13,7 @@ import five_hundred_env
 from five_hundred_env import IllegalActionError, make_rules
 from five_hundred_env.cards import DECKS, NUM_CARDS
 from five_hundred_env.engine import deal_to_cards
-from five_hundred_env.rules import PRESETS
+from five_hundred_env.vector.batch import VECTOR_PRESETS as PRESETS
 
 pytest.importorskip("numba")
 from five_hundred_env.vector import BatchEngine, SingleAgentVectorEnv

@@ -2,17 +2,20 @@
 
 Every *board* is one deal (hands, kitty, dealer) played several times through the environment:
 
-* four players: team A (seats 0 and 2) against team B (seats 1 and 3), then the same deal again with
-  the teams swapped, so each hand is played once by each agent;
-* three players: A alone against two copies of B with A in each seat in turn, then B alone against
-  two copies of A likewise, so each hand is played three times by each agent.
+* teams (four players, and six in teams of three): team A (side 0's seats: 0 and 2, or 0, 2 and 4)
+  against team B (side 1's), then the same deal again with the teams swapped, so each hand is
+  played once by each agent;
+* players alone (two, three or five): A alone against copies of B with A in each seat in turn, then
+  B alone against copies of A likewise, so each hand is played by each agent in every seat (with
+  two players the two layouts are A–B and B–A).
 
-A play's difference is A's score change minus B's (with three players: an A player's minus the mean
-of the B players'); a board's difference is the mean over its plays, so the card luck of the board
-cancels and its unit is points per deal. The report gives the mean over boards with a 95% t
-interval, each side's contracts by type (suit, no trumps, misère including open misère), and
-optionally whole games to 500 (A's win rate with a Wilson interval; the seats alternate between
-games of the same seed, so those are duplicated too).
+A play's difference is A's score change minus B's (players alone: the mean of the A players'
+changes minus the mean of the B players'; a five-handed partner scores for its own seat); a
+board's difference is the mean over its plays, so the card luck of the board cancels and its unit
+is points per deal. The report gives the mean over boards with a 95% t interval, each side's
+contracts by type (suit, no trumps, misère including open misère), and optionally whole games to
+500 (A's win rate with a Wilson interval; the seats alternate between games of the same seed, so
+those are duplicated too).
 
 With ``workers`` above 1 or the Ray backend (:mod:`training.distributed`) the boards and games are
 split into ranges, each played in a worker with agents built there, and the results are tallied
@@ -40,6 +43,7 @@ from five_hundred_env.env import raw_env
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
 from training.distributed import LOCAL, Backend
+from training.statistics import mean_ci95, t_quantile_975, wilson_ci95  # the report's intervals (re-exported)
 
 AgentLike = Agent | Callable[[Rules, int | None], Agent] | str
 """An agent instance (used in every seat it takes), a factory ``f(rules, seed) -> Agent``, or an
@@ -47,47 +51,6 @@ agent spec of :func:`agents.registry.agent_factory` (a name or a checkpoint path
 
 SIDES = ("A", "B")
 MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
-
-
-# -- statistics --------------------------------------------------------------------------------
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def t_quantile_975(df: int) -> float:
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (a table, then Cornish–Fisher)."""
-    if df < 1:
-        return float("nan")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, float, float, float]:
-    """Mean, 95% t interval (lo, hi) and standard error of ``values``."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan"), float("nan")
-    mean = sum(values) / n
-    if n == 1:
-        return mean, float("nan"), float("nan"), float("nan")
-    var = sum((x - mean) ** 2 for x in values) / (n - 1)
-    se = math.sqrt(var / n)
-    half = t_quantile_975(n - 1) * se
-    return mean, mean - half, mean + half, se
-
-
-def wilson_ci95(successes: float, n: int) -> tuple[float, float]:
-    """The Wilson score 95% interval of a proportion (draws may count as half a success)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    z = 1.959964
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -180,6 +143,7 @@ class EvaluationReport:
             f"{self.agent_a} (A) vs {self.agent_b} (B) — {self.rules.describe()}, {self.deals} duplicate deals "
             f"({self.plays} plays), seed {self.seed}",
             f"score difference per deal (A − B): {_fmt(sd['mean'])}  95% CI [{_fmt(sd['ci95'][0])}, {_fmt(sd['ci95'][1])}]",
+            f"seats: {layout_text(self.rules)}",
             f"score per deal: A {d['score_per_deal']['A']:.1f}, B {d['score_per_deal']['B']:.1f}; thrown in "
             f"{d['thrown_in']} of {self.plays} plays",
             "",
@@ -270,17 +234,32 @@ class PlayResult:
 
 
 def seat_layouts(rules: Rules) -> list[tuple[str, ...]]:
-    """Who sits where in the plays of one board (see the module docstring): with partners, A takes
-    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn."""
+    """Who sits where in the plays of one board (see the module docstring): with teams, A takes
+    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn
+    (a layout that comes twice, as with two players, is played once)."""
     seats = range(rules.num_players)
     if rules.has_partners:
         return [tuple(SIDES[rules.side_of(s)] for s in seats), tuple(SIDES[1 - rules.side_of(s)] for s in seats)]
-    layouts = []
+    layouts: list[tuple[str, ...]] = []
     for lone in SIDES:
         other = "B" if lone == "A" else "A"
         for seat in seats:
-            layouts.append(tuple(lone if s == seat else other for s in seats))
+            layout = tuple(lone if s == seat else other for s in seats)
+            if layout not in layouts:  # two players: A alone against B is B alone against A
+                layouts.append(layout)
     return layouts
+
+
+def layout_text(rules: Rules) -> str:
+    """How the two agents share the seats of a board, in words (the report's ``seats`` line)."""
+    n = rules.num_players
+    plays = len(seat_layouts(rules))
+    if rules.has_partners:
+        size = len(rules.seats_of(0))
+        teams = " against ".join(", ".join(map(str, rules.seats_of(side))) for side in range(rules.num_sides))
+        return f"teams of {size} (seats {teams}): A as each team in turn, {plays} plays a board"
+    return (f"each alone: A against {n - 1} B in every seat, then B against {n - 1} A, "
+            f"{plays} plays a board")
 
 
 class _Seats:
@@ -491,8 +470,10 @@ __all__ = [
     "board_results",
     "duplicate_match",
     "game_results",
+    "layout_text",
     "mean_ci95",
     "play_board",
     "seat_layouts",
+    "t_quantile_975",
     "wilson_ci95",
 ]

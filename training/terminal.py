@@ -71,6 +71,8 @@ def public_text(env: raw_env, turn: Turn, colour: bool = False) -> str | None:
         return "discards a card"
     if env.actions.universal[turn.action] == NO_NOMINATION:
         return None
+    if turn.phase == Phase.CALL:  # the call is public (§10.5)
+        return "calls " + action_text(env, turn.action, turn.deal, colour)
     return action_text(env, turn.action, turn.deal, colour)
 
 
@@ -81,6 +83,10 @@ def deal_summary(deal: Deal, names: Sequence[str], scores: Sequence[int], labels
     if deal.thrown_in:
         return "deal thrown in: everyone passed"
     made = "made" if deal.contract_made() else "lost"
+    if deal.partner >= 0:  # five_handed: the partner is public once the deal is over (§10.5)
+        made += f" with partner {names[deal.partner]}"
+    elif deal.called_card >= 0:
+        made += " alone (a discard was called)"
     if labels is None:
         tricks = ", ".join(f"side {i}: {t}" for i, t in enumerate(deal.side_tricks()))
         change, totals = f"{deal.score_change}", f"{list(scores)}"
@@ -103,6 +109,10 @@ class TableNews:
     def after(self, turn: Turn, scores: Sequence[int]) -> None:
         """Announce what ``turn`` made public (``scores``: the game's scores after it)."""
         deal = turn.deal
+        universal = deal.history[-1] if deal.history else -1
+        if turn.phase == Phase.PLAY and is_card_action(universal) and action_card(universal) == deal.called_card:
+            self.write(f"{self.names[turn.seat]} played the called card: the partner of "
+                       f"{self.names[deal.contractor]} (§10.5)")
         if turn.phase == Phase.PLAY and not deal.trick:  # its last card completed a trick
             self.write(trick_result(deal, len(deal.tricks) - 1, self.names, self.colour))
         if deal.exposed and self._exposed_deal is not deal:
@@ -120,8 +130,8 @@ class HumanView:
     def __init__(self, env: raw_env, seat: int, colour: bool = False, write: Write = print) -> None:
         self.env, self.seat, self.colour, self.write = env, seat, colour, write
         rules = env.rules
-        partner = rules.partner_of(seat)
-        self.names = [f"{name} (you)" if s == seat else f"{name} (partner)" if s == partner else name
+        mates = rules.partners_of(seat)
+        self.names = [f"{name} (you)" if s == seat else f"{name} (partner)" if s in mates else name
                       for s, name in enumerate(env.possible_agents)]
         self.news = TableNews(self.names, side_labels(rules, seat), colour, write)
 
@@ -194,11 +204,11 @@ def play_in_terminal(rules: Rules, seat: int, opponents: str, seed: int, deals: 
     view = HumanView(env, seat, colour=colour_supported(sys.stdout))
     seats = [TerminalPlayer(view) if s == seat else factory(rules, seed * 100 + s) for s in range(n)]
     names = env.possible_agents
-    partner = rules.partner_of(seat)
-    with_partner = f", partner {names[partner]}" if partner is not None else ""
+    mates = rules.partners_of(seat)
+    with_partner = f", partner{'s' if len(mates) > 1 else ''} {' and '.join(names[m] for m in mates)}" if mates else ""
     print(f"Five Hundred ({rules.describe()}): you are {names[seat]}{with_partner}; "
           f"the others are {factory.label} agents.")
-    print("Type actions as in docs/rules.md §1 (PASS, 7H, MISERE, Ah, JK:H, NOMINATE_S ...); "
+    print("Type actions as in docs/rules.md §1 (PASS, 7H, MISERE, Ah, JK:H, NOMINATE_S, PARTNER_2 ...); "
           "'help' lists the legal moves, 'quit' stops. Trumps are marked *.")
     try:
         game = play_game(env, seats, seed=seed, on_turn=view.announce)

@@ -97,7 +97,7 @@ class Spectator:
             self.deals_seen += 1
             self._deal_header(deal)
         text = action_text(env, turn.action, deal, self.colour)
-        verb = "discards " if turn.phase == Phase.DISCARD else ""
+        verb = {Phase.DISCARD: "discards ", Phase.CALL: "calls "}.get(turn.phase, "")
         self.write(f"{self.names[turn.seat]}: {verb}{text}")
         if turn.phase == Phase.BIDDING and deal.phase == Phase.DISCARD:
             self.write(f"{env.possible_agents[deal.contractor]} picks up the kitty: {cards_text(deal, deal.kitty, self.colour)}")
@@ -114,11 +114,13 @@ class Spectator:
         self.write(f"=== deal {self.deals_seen}, dealer {self.env.possible_agents[deal.dealer]} ===")
         self._hands(deal, "the hands as dealt:")
         self.write(f"  kitty: {cards_text(deal, deal.kitty, self.colour)}")
+        if deal.rules.dead_hand_size:  # two_handed (§10.3): in play for nobody, shown to the spectator
+            self.write(f"  dead hand: {cards_text(deal, deal.dead_hand, self.colour)}")
 
     def _hands(self, deal: Deal, title: str) -> None:
         self.write(title)
         for seat in range(deal.rules.num_players):
-            hand = "(sits out)" if seat == deal.sitting_out else hand_text(deal, seat, self.colour)
+            hand = "(sits out)" if seat in deal.sitting_out_seats else hand_text(deal, seat, self.colour)
             self.write(f"  {self.names[seat]}: {hand}")
 
 

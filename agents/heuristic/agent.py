@@ -12,7 +12,7 @@ from agents.heuristic.evaluation import HandEvaluator
 from agents.heuristic.kitty import KittyPlayer
 from agents.heuristic.misere import misere_declarer, misere_defender
 from agents.heuristic.play import follow, lead
-from agents.heuristic.view import PHASE_BIDDING, PHASE_DISCARD, PHASE_NOMINATE, TableView, ViewDecoder, card_tables
+from agents.heuristic.view import PHASE_BIDDING, PHASE_CALL, PHASE_DISCARD, PHASE_NOMINATE, TableView, ViewDecoder, card_tables
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.rules import Rules
 from five_hundred_env.scoring import is_misere
@@ -56,6 +56,8 @@ class HeuristicAgent(Agent):
             action = self.kitty.discard(v, legal)
         elif v.phase == PHASE_NOMINATE:
             action = self.kitty.nominate(v, legal)
+        elif v.phase == PHASE_CALL:
+            action = self.kitty.call(v, legal)
         else:
             action = self._play(v, legal)
         if action not in legal:  # a safety net: a heuristic slip must never become an illegal move

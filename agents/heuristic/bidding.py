@@ -80,7 +80,7 @@ class Bidder:
         self.rules = rules
         self.evaluator = evaluator
         self.fit = calibration_for(rules.preset)
-        self.partner = rules.partner_of(0)  # the observer is relative seat 0
+        self.mates = rules.partners_of(0)  # the observer is relative seat 0; a called partner is unknown yet
         self.share = 1.0 / (rules.num_sides - 1)  # an opponent's result, shared by the other sides
         self._scores = {a: _contract_scores(rules, a) for a in range(FIRST_BID, OPEN_MISERE + 1)}
 
@@ -113,18 +113,18 @@ class Bidder:
 
     def _read_auction(self, v: TableView) -> _Auction:
         rules = self.rules
-        partner = self.partner
+        mates = self.mates
         high, high_seat = 0, -1
         for b, r in v.bids:
             if high == 0 or bid_rank(b, rules) > bid_rank(high, rules):
                 high, high_seat = b, r
-        partner_bids = [b for b, r in v.bids if r == partner]
+        partner_bids = [b for b, r in v.bids if r in mates]
         return _Auction(
             high=high,
             high_seat=high_seat,
             partner_best=max(partner_bids, key=lambda b: bid_rank(b, rules)) if partner_bids else 0,
-            partner_passed=partner is not None and bool(v.passed >> partner & 1),
-            opponent_strains=frozenset(bid_strain(b) for b, r in v.bids if r not in (0, partner) and is_trick_bid(b)),
+            partner_passed=bool(mates) and all(v.passed >> m & 1 for m in mates),
+            opponent_strains=frozenset(bid_strain(b) for b, r in v.bids if r != 0 and r not in mates and is_trick_bid(b)),
         )
 
     # -- tricks ------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ class Bidder:
         tricks, sigma = self._tricks(ev.own[strain], strain)
         if strain in auction.opponent_strains:
             tricks -= fit["opponent_strain"]
-        if self.partner is None:
+        if not self.mates:
             return tricks, sigma
         shown = auction.partner_best
         if shown and is_trick_bid(shown):
@@ -226,7 +226,7 @@ class Bidder:
         if not high:
             return 0.0
         value = self._scores[high].made
-        if auction.high_seat == self.partner:
+        if auction.high_seat in self.mates:
             if not is_trick_bid(high):
                 return _MISERE_PASS_SHARE * value
             s = bid_strain(high)

@@ -30,6 +30,24 @@ CALIBRATION: dict[str, dict[str, Any]] = {
         "defence_avg": 1.62, "defence_weight": 0.6, "support": 0.8, "other_suit_help": 0.3, "pass_penalty": 0.4,
         "opponent_strain": 0.8, "misere": (0.74, 0.7), "open_misere": (0.36, 0.71), "margin": 10.0, "game_end": 500.0,
     },
+    # Fitted with benchmarks/calibrate_heuristic.py (500 deals, 150 misères each; a loaded machine).
+    # five_handed's side is the contractor and its called partner (§10.6); six_handed's no-trumps
+    # line keeps the australian one (its fit saw 13 no-trump deals).
+    "two_handed": {
+        "suit": (3.83, 0.72, 1.51), "nt": (4.38, 0.44, 2.08), "own_avg": 3.16, "own_avg_nt": 2.65,
+        "defence_avg": 2.21, "defence_weight": 0.8, "support": 0.8, "other_suit_help": 0.0, "pass_penalty": 0.0,
+        "opponent_strain": 0.8, "misere": (-0.22, 1.09), "open_misere": (-0.32, 1.2), "margin": 10.0, "game_end": 500.0,
+    },
+    "five_handed": {
+        "suit": (3.96, 0.59, 1.41), "nt": (2.11, 0.96, 1.47), "own_avg": 2.33, "own_avg_nt": 1.26,
+        "defence_avg": 1.4, "defence_weight": 0.6, "support": 0.8, "other_suit_help": 0.0, "pass_penalty": 0.0,
+        "opponent_strain": 0.8, "misere": (1.36, 0.47), "open_misere": (1.0, 0.47), "margin": 10.0, "game_end": 500.0,
+    },
+    "six_handed": {
+        "suit": (4.2, 0.68, 1.62), "nt": (3.82, 0.66, 1.78), "own_avg": 2.07, "own_avg_nt": 0.82,
+        "defence_avg": 1.16, "defence_weight": 0.6, "support": 0.8, "other_suit_help": 0.3, "pass_penalty": 0.4,
+        "opponent_strain": 0.8, "misere": (2.08, 0.49), "open_misere": (1.85, 0.58), "margin": 10.0, "game_end": 500.0,
+    },
 }
 
 

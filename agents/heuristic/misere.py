@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agents.heuristic.evaluation import HandEvaluator
 from agents.heuristic.view import TableView
-from five_hundred_env.actions import FIRST_CARD_ACTION, FIRST_JOKER_LEAD
+from five_hundred_env.actions import action_card, card_action, is_card_action
 from five_hundred_env.engine import SUITLESS
 
 _NOBODY_FOLLOWS = 10.0
@@ -23,7 +23,7 @@ def misere_declarer(v: TableView, legal: list[int], evaluator: HandEvaluator) ->
     t = v.t
     hand = v.hand
     enemy = v.enemy_possible()
-    cards = [a - FIRST_CARD_ACTION for a in legal if a < FIRST_JOKER_LEAD]
+    cards = [action_card(a) for a in legal if is_card_action(a)]
     if not v.trick:
         if not cards:
             return legal[0]
@@ -41,25 +41,25 @@ def misere_declarer(v: TableView, legal: list[int], evaluator: HandEvaluator) ->
                 risk += _FEW_FOLLOW
             return 3.0 * risk + evaluator.misere_hand_danger(hand & ~(1 << c), enemy)
 
-        return FIRST_CARD_ACTION + min(cards, key=lead_score)
+        return card_action(min(cards, key=lead_score))
     keys = t.key[v.led_suit]
     _w_seat, _w_card, w_key = v.winner()
     following = [c for c in cards if t.eff[c] == v.led_suit]
     if following:
         under = [c for c in following if keys[c] < w_key]
         if under:
-            return FIRST_CARD_ACTION + max(under, key=lambda c: keys[c])  # duck as high as possible
-        return FIRST_CARD_ACTION + min(following, key=lambda c: keys[c])
+            return card_action(max(under, key=lambda c: keys[c]))  # duck as high as possible
+        return card_action(min(following, key=lambda c: keys[c]))
     # void: throw the most dangerous card, never a suitless joker (it would win the trick)
     safe = [c for c in cards if t.eff[c] != SUITLESS] or cards
-    return FIRST_CARD_ACTION + evaluator.misere_throw(hand, safe, enemy)
+    return card_action(evaluator.misere_throw(hand, safe, enemy))
 
 
 def misere_defender(v: TableView, legal: list[int]) -> int:
     """A defender's card against a misère."""
     t = v.t
     c_seat = v.contractor
-    cards = [a - FIRST_CARD_ACTION for a in legal if a < FIRST_JOKER_LEAD]
+    cards = [action_card(a) for a in legal if is_card_action(a)]
     not_joker = [c for c in cards if t.eff[c] != SUITLESS] or cards
     if not v.trick:
         if not not_joker:
@@ -74,19 +74,19 @@ def misere_defender(v: TableView, legal: list[int]) -> int:
             under = (t.lower[c] & held).bit_count()
             return (0, under, t.strength[c])
 
-        return FIRST_CARD_ACTION + min(not_joker, key=attack)
+        return card_action(min(not_joker, key=attack))
     keys = t.key[v.led_suit]
     w_seat, _w_card, w_key = v.winner()
     following = [c for c in not_joker if t.eff[c] == v.led_suit]
     if v.trick_cards[c_seat]:
         if w_seat == c_seat:
             if not following:  # void: any card stays under; throw a high one, keep low ones to lead
-                return FIRST_CARD_ACTION + max(not_joker, key=lambda c: t.strength[c])
+                return card_action(max(not_joker, key=lambda c: t.strength[c]))
             under = [c for c in following if keys[c] < w_key]
             if under:
-                return FIRST_CARD_ACTION + max(under, key=lambda c: keys[c])
-        return FIRST_CARD_ACTION + max(following or not_joker, key=lambda c: keys[c] if following else t.strength[c])
+                return card_action(max(under, key=lambda c: keys[c]))
+        return card_action(max(following or not_joker, key=lambda c: keys[c] if following else t.strength[c]))
     if following:
-        return FIRST_CARD_ACTION + min(following, key=lambda c: keys[c])
+        return card_action(min(following, key=lambda c: keys[c]))
     # void: keep the bar low for the contractor and throw a high card
-    return FIRST_CARD_ACTION + max(not_joker, key=lambda c: t.strength[c])
+    return card_action(max(not_joker, key=lambda c: t.strength[c]))

@@ -10,7 +10,15 @@ suitless joker wins a trick when void in the suit led, and is led naming the sid
 from __future__ import annotations
 
 from agents.heuristic.view import TableView
-from five_hundred_env.actions import FIRST_CARD_ACTION, FIRST_JOKER_LEAD, FIRST_NOMINATE, bid_strain, is_trick_bid
+from five_hundred_env.actions import (
+    FIRST_JOKER_LEAD,
+    FIRST_NOMINATE,
+    action_card,
+    bid_strain,
+    card_action,
+    is_card_action,
+    is_trick_bid,
+)
 from five_hundred_env.engine import SUITLESS
 
 _HIGH_TRUMP_STRENGTH = 19
@@ -43,7 +51,7 @@ def _throw(v: TableView, cards: list[int]) -> int:
     """The card least worth keeping."""
     enemy = v.enemy_possible()
     best = min(cards, key=lambda c: _keep_value(v, c, enemy))
-    return FIRST_CARD_ACTION + best
+    return card_action(best)
 
 
 def follow(v: TableView, legal: list[int]) -> int:
@@ -51,7 +59,7 @@ def follow(v: TableView, legal: list[int]) -> int:
     t = v.t
     led = v.led_suit
     keys = t.key[led]
-    cards = [a - FIRST_CARD_ACTION for a in legal]
+    cards = [action_card(a) for a in legal]
     w_seat, _w_card, w_key = v.winner()
     rest = v.still_to_play()
     rest_enemies = [r for r in rest if r in v.enemies]
@@ -68,22 +76,22 @@ def follow(v: TableView, legal: list[int]) -> int:
             if safe(keys[c]):
                 if t.eff[c] == v.trump and led != v.trump and t.strength[c] >= _HIGH_TRUMP_STRENGTH:
                     break
-                return FIRST_CARD_ACTION + c
+                return card_action(c)
         return _throw(v, cards)
     if not winners:
         return _throw(v, cards)
     for c in winners:
         if safe(keys[c]):
-            return FIRST_CARD_ACTION + c  # the cheapest sure winner
+            return card_action(c)  # the cheapest sure winner
     if not rest_enemies:
-        return FIRST_CARD_ACTION + winners[0]
+        return card_action(winners[0])
     following = t.eff[winners[0]] == led
     if len(v.trick) == 1 and following and any(r in v.friends for r in rest):
         return _throw(v, cards)  # second hand low: the partner still plays after
     if following:
-        return FIRST_CARD_ACTION + winners[-1]  # third hand high
+        return card_action(winners[-1])  # third hand high
     # ruffing with no sure winner: ruff low and hope (an overruff is only possible, not known)
-    return FIRST_CARD_ACTION + winners[0]
+    return card_action(winners[0])
 
 
 def _is_boss(v: TableView, c: int, enemy: int) -> bool:
@@ -104,7 +112,7 @@ def _is_boss(v: TableView, c: int, enemy: int) -> bool:
 
 def lead(v: TableView, legal: list[int]) -> int:
     """A card (or a suitless joker naming a suit) to lead to a new trick."""
-    cards = [a - FIRST_CARD_ACTION for a in legal if a < FIRST_JOKER_LEAD]
+    cards = [action_card(a) for a in legal if is_card_action(a)]
     enemy = v.enemy_possible()
     bosses = [c for c in cards if _is_boss(v, c, enemy)]
     if v.trump >= 0:
@@ -119,11 +127,11 @@ def _draw_trumps(v: TableView, my_trumps: list[int], enemy: int) -> int | None:
     t = v.t
     top = max(my_trumps, key=lambda c: t.strength[c])
     if not t.higher[top] & enemy:
-        return FIRST_CARD_ACTION + top
-    lowest = FIRST_CARD_ACTION + min(my_trumps, key=lambda c: t.strength[c])
+        return card_action(top)
+    lowest = card_action(min(my_trumps, key=lambda c: t.strength[c]))
     if v.contractor == 0 and len(my_trumps) >= 3:
         return lowest
-    if v.contractor == v.partner and not v.shown_void[v.partner] >> v.trump & 1:
+    if v.contractor in v.mates and not v.shown_void[v.contractor] >> v.trump & 1:
         return lowest
     return None
 
@@ -133,7 +141,7 @@ def _defender_lead(v: TableView, side: list[int], my_trumps: list[int]) -> int |
     if my_trumps:
         singles = [c for c in side if _suit_length(v, c) == 1]
         if singles:
-            return FIRST_CARD_ACTION + min(singles, key=lambda c: v.t.strength[c])
+            return card_action(min(singles, key=lambda c: v.t.strength[c]))
     return _partner_suit_lead(v, side)
 
 
@@ -148,9 +156,9 @@ def _lead_at_trumps(v: TableView, cards: list[int], bosses: list[int], enemy: in
             return drawn
     side_bosses = [c for c in bosses if t.eff[c] != trump]
     if side_bosses:
-        return FIRST_CARD_ACTION + max(side_bosses, key=lambda c: (_suit_length(v, c), t.strength[c]))
+        return card_action(max(side_bosses, key=lambda c: (_suit_length(v, c), t.strength[c])))
     if bosses and declaring:
-        return FIRST_CARD_ACTION + max(bosses, key=lambda c: t.strength[c])
+        return card_action(max(bosses, key=lambda c: t.strength[c]))
     side = [c for c in cards if t.eff[c] != trump]
     if not declaring and side:
         defence = _defender_lead(v, side, my_trumps)
@@ -158,7 +166,7 @@ def _lead_at_trumps(v: TableView, cards: list[int], bosses: list[int], enemy: in
             return defence
     if side:
         return _lead_from_long(v, side, enemy)
-    return FIRST_CARD_ACTION + min(cards, key=lambda c: t.strength[c])
+    return card_action(min(cards, key=lambda c: t.strength[c]))
 
 
 def _lead_at_no_trumps(v: TableView, legal: list[int], cards: list[int], joker_leads: list[int],
@@ -171,7 +179,7 @@ def _lead_at_no_trumps(v: TableView, legal: list[int], cards: list[int], joker_l
     regular = [c for c in bosses if t.eff[c] != SUITLESS]
     running = [c for c in regular if _suit_length(v, c) >= 3]
     if running:
-        return FIRST_CARD_ACTION + max(running, key=lambda c: (_suit_length(v, c), t.strength[c]))
+        return card_action(max(running, key=lambda c: (_suit_length(v, c), t.strength[c])))
     if joker_leads and declaring:
         # a sure trick that also pulls the others' cards of our long suit
         return max(joker_leads, key=lambda a: ((hand & t.suit[(a - FIRST_JOKER_LEAD) % 4]).bit_count(), -a))
@@ -183,26 +191,26 @@ def _lead_at_no_trumps(v: TableView, legal: list[int], cards: list[int], joker_l
     if long_cards:
         return _lead_from_long(v, long_cards, enemy)
     if regular:
-        return FIRST_CARD_ACTION + max(regular, key=lambda c: (_suit_length(v, c), t.strength[c]))
+        return card_action(max(regular, key=lambda c: (_suit_length(v, c), t.strength[c])))
     if cards:
         return _lead_from_long(v, cards, enemy)
     return joker_leads[0] if joker_leads else legal[0]
 
 
 def _partner_suit_lead(v: TableView, cards: list[int]) -> int | None:
-    """Lead the suit the partner bid, if we hold it (top of a doubleton, else low)."""
-    partner = v.partner
-    if partner is None or v.sitting_out == partner:
+    """Lead the suit a partner bid, if we hold it (top of a doubleton, else low)."""
+    mates = [m for m in v.mates if not v.out >> m & 1]
+    if not mates:
         return None
     t = v.t
-    suits = {bid_strain(b) for b, r in v.bids if r == partner and is_trick_bid(b)}
+    suits = {bid_strain(b) for b, r in v.bids if r in mates and is_trick_bid(b)}
     for s in sorted(suits, reverse=True):
         if s >= 4 or s == v.trump:
             continue
         mine = [c for c in cards if t.eff[c] == s]
         if mine:
             pick = max(mine, key=lambda c: t.strength[c]) if len(mine) <= 2 else min(mine, key=lambda c: t.strength[c])
-            return FIRST_CARD_ACTION + pick
+            return card_action(pick)
     return None
 
 
@@ -225,5 +233,5 @@ def _lead_from_long(v: TableView, cards: list[int], enemy: int) -> int:
     top = mine[0]
     if (len(mine) >= 2 and (t.higher[top] & enemy).bit_count() == 1
             and t.higher[mine[1]] & v.unseen == t.higher[top] & v.unseen):
-        return FIRST_CARD_ACTION + top
-    return FIRST_CARD_ACTION + mine[-1]
+        return card_action(top)
+    return card_action(mine[-1])

@@ -2,7 +2,8 @@
 it can know about the other seats' cards.
 
 Seats are relative (the observation is oriented so the observer is seat 0); the partnership comes
-from the rules (:meth:`~five_hundred_env.rules.Rules.partner_of`), never from the seat count.
+from the rules (:meth:`~five_hundred_env.rules.Rules.partners_of`), never from the seat count, and
+in ``five_handed`` from the partner of the deal once the observer knows it (docs/rules.md §10.8).
 The card order of each trump context (docs/rules.md §6) comes from the engine's rule tables.
 """
 
@@ -17,8 +18,7 @@ from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, WI
 from five_hundred_env.observation import NUM_BIDS, ObservationEncoder
 from five_hundred_env.rules import Rules
 
-CARD_MASK = (1 << NUM_CARDS) - 1
-PHASE_BIDDING, PHASE_DISCARD, PHASE_NOMINATE, PHASE_PLAY = 0, 1, 2, 3
+PHASE_BIDDING, PHASE_DISCARD, PHASE_NOMINATE, PHASE_PLAY, PHASE_CALL = 0, 1, 2, 3, 5
 NUM_CONTEXTS = 9
 """Trump contexts: the four suits, no trumps, and no trumps with the joker nominated to a suit."""
 
@@ -33,13 +33,14 @@ class CardTables:
         self.key = WIN_KEY[ctx]
         self.suit = [SUIT_CARDS[ctx][s] & deck for s in range(5)]
         # strength of a card inside its own effective suit (the key it has when its suit is led)
-        self.strength = [0] * NUM_CARDS
-        for c in range(NUM_CARDS):
+        num_cards = max(NUM_CARDS, deck.bit_length())
+        self.strength: list[float] = [0] * num_cards
+        for c in range(num_cards):
             e = self.eff[c]
             self.strength[c] = WIN_KEY[ctx][e if e < 4 else 0][c]
         self.top_down = [sorted(mask_to_cards(self.suit[s]), key=lambda c: -self.strength[c]) for s in range(5)]
-        self.higher = [0] * NUM_CARDS
-        self.lower = [0] * NUM_CARDS
+        self.higher = [0] * num_cards
+        self.lower = [0] * num_cards
         for s in range(5):
             for c in self.top_down[s]:
                 for d in self.top_down[s]:
@@ -62,16 +63,46 @@ class TableView:
     """
 
     __slots__ = (
-        "bids", "contract", "contractor", "ctx", "dealer", "discards", "enemies", "exposed", "friends",
-        "hand", "joker_suit", "kitty", "leader", "led_suit", "n", "partner", "passed", "phase", "played",
-        "possible", "scores", "shown_void", "sitting_out", "suits_led", "t", "trick", "trick_cards",
-        "tricks_won", "trump", "unseen",
+        "against",
+        "bids",
+        "called",
+        "contract",
+        "contractor",
+        "ctx",
+        "dealer",
+        "discards",
+        "enemies",
+        "exposed",
+        "friends",
+        "hand",
+        "joker_suit",
+        "kitty",
+        "leader",
+        "led_suit",
+        "mates",
+        "n",
+        "out",
+        "partner",
+        "passed",
+        "phase",
+        "played",
+        "possible",
+        "scores",
+        "seat",
+        "shown_void",
+        "suits_led",
+        "t",
+        "trick",
+        "trick_cards",
+        "tricks_won",
+        "trump",
+        "unseen",
     )
 
     @property
     def declaring(self) -> bool:
-        """Whether the observer is on the contractor's side."""
-        return self.contractor == 0 or self.contractor == self.partner
+        """Whether the observer is on the contractor's side (as far as it knows)."""
+        return self.contractor == 0 or self.contractor in self.mates
 
     def enemy_possible(self) -> int:
         """The cards some enemy may hold."""
@@ -114,7 +145,7 @@ class TableView:
         for _ in range(self.n):
             if seat == self.leader or seat == 0:
                 break
-            if seat != self.sitting_out and not self.trick_cards[seat]:
+            if not self.out >> seat & 1 and not self.trick_cards[seat]:
                 out.append(seat)
             seat = (seat + 1) % self.n
         return out
@@ -138,7 +169,12 @@ class ViewDecoder:
         self._nbits = self.encoder.num_bits
         self.n = rules.num_players
         self.deck = rules.deck
-        self.partner = rules.partner_of(0)  # the observer is relative seat 0
+        self.mates = rules.partners_of(0)  # the observer is relative seat 0
+        self.partner = self.mates[0] if len(self.mates) == 1 else None
+        """The one fixed partner (four players), else ``None``."""
+        self.width = rules.card_slots
+        self.phase_width = self.encoder.layout["phase"][1][0]
+        self.card_mask = (1 << self.width) - 1
         self.tables = tables
 
     def decode(self, vector: Any) -> TableView:
@@ -153,23 +189,24 @@ class ViewDecoder:
         def one(name: str, width: int) -> int:
             return (bits >> o[name] & ((1 << width) - 1)).bit_length() - 1
 
+        cards, width = self.card_mask, self.width
         v = TableView()
         v.n = n
-        v.partner = self.partner
-        v.hand = bits >> o["hand"] & CARD_MASK
-        v.phase = one("phase", 5)
+        v.hand = bits >> o["hand"] & cards
+        v.phase = one("phase", self.phase_width)
         v.dealer = one("dealer", n)
         v.bids, v.passed = self._auction(bits)
         v.contract = one("contract", NUM_BIDS) + 1  # universal id; 0 = none yet
         v.contractor = one("contractor", n)
         trump = one("trump", 5)
-        v.sitting_out = one("sitting_out", n)
-        v.kitty = bits >> o["kitty"] & CARD_MASK
-        v.discards = bits >> o["discards"] & CARD_MASK
+        v.out = bits >> o["sitting_out"] & ((1 << n) - 1)
+        v.kitty = bits >> o["kitty"] & cards
+        v.discards = bits >> o["discards"] & cards
         v.joker_suit = one("joker_suit", 4)
-        v.exposed = bits >> o["exposed"] & CARD_MASK
-        v.played = [bits >> (o["played"] + NUM_CARDS * r) & CARD_MASK for r in range(n)]
-        v.trick_cards = [bits >> (o["trick"] + NUM_CARDS * r) & CARD_MASK for r in range(n)]
+        v.exposed = bits >> o["exposed"] & cards
+        v.played = [bits >> (o["played"] + width * r) & cards for r in range(n)]
+        v.trick_cards = [bits >> (o["trick"] + width * r) & cards for r in range(n)]
+        self._partnership(v, arr)
         v.leader = one("leader", n)
         v.led_suit = one("led_suit", 4)
         v.suits_led = bits >> o["suits_led"] & 15
@@ -184,6 +221,29 @@ class ViewDecoder:
         v.trick = self._trick(v)
         v.scores = arr[self._nbits:].astype(np.int64).tolist()
         return v
+
+    def _partnership(self, v: TableView, arr: np.ndarray) -> None:
+        """``mates``: the observer's side for this deal as far as it knows; ``partner``: its one
+        mate, if it has exactly one; ``against``: a five-handed partner known to a defender; ``called``:
+        the card called and ``seat`` the observer's absolute seat (five players; -1 for none)."""
+        v.mates, v.against, v.called, v.seat = self.mates, -1, -1, -1
+        if "partner" in self._off:  # five players: the partner of the deal, once known (§10.8)
+            o = self._off
+
+            def one(name: str, width: int) -> int:  # these slices follow "scores": read from the array
+                hit = np.flatnonzero(arr[o[name]:o[name] + width])
+                return int(hit[0]) if len(hit) else -1
+
+            v.called = one("called", self.width)
+            v.seat = one("seat", v.n)
+            known = one("partner", v.n)
+            if known == 0:
+                v.mates = (v.contractor,)
+            elif known > 0 and v.contractor == 0:
+                v.mates = (known,)
+            elif known > 0:
+                v.against = known
+        v.partner = v.mates[0] if len(v.mates) == 1 else None
 
     def _auction(self, bits: int) -> tuple[list[tuple[int, int]], int]:
         """The bids as (universal bid id, relative seat) in bid order, and the mask of seats that passed."""
@@ -219,15 +279,16 @@ class ViewDecoder:
     def know_cards(self, v: TableView) -> None:
         """Who is with whom in the play, and which cards each other seat may still hold.
 
-        The friends are the partner when it plays (not sitting out a misère); playing alone, the
-        other defender while defending (the two defenders play together against the contractor).
+        The friends are the team-mates (or the five-handed partner, once known) when they play (not
+        sitting out a misère); playing alone, the other defenders while defending (the defenders
+        play together against the contractor and a partner they know).
         """
         c = v.contractor
-        active = [r for r in range(v.n) if r != v.sitting_out]
-        if v.partner is not None:
-            v.friends = [v.partner] if v.sitting_out != v.partner else []
+        active = [r for r in range(v.n) if not v.out >> r & 1]
+        if v.mates:
+            v.friends = [m for m in v.mates if not v.out >> m & 1]
         else:
-            v.friends = [r for r in range(1, v.n) if r != c] if c != 0 else []
+            v.friends = [r for r in range(1, v.n) if r != c and r != v.against] if c != 0 else []
         v.enemies = [r for r in active if r != 0 and r not in v.friends]
         played = 0
         for p in v.played:

@@ -11,7 +11,12 @@ nominated suit, the exposed open-misère hand. What that implies about the hidde
 * a suitless joker led naming a suit that was already led (``joker_lead_suit=not_yet_led``) shows
   that the leader held nothing but jokers (§7);
 * a nominated joker (or the contractor's nomination turn itself) puts ``JK`` in the contractor's
-  hand after the discards.
+  hand after the discards;
+* the two-handed dead hand (§10.3) is one more location nobody sees, of ten cards;
+* a five-handed card call (§10.5): the called card, until it is played, is not in the
+  contractor's hand (it was called from outside it) and, when the observer knows the partner, is
+  in the partner's hand; whoever does not know the partner samples it among the other hands and
+  the discards alike.
 
 The observation does not show a ``NO_NOMINATION`` (see :mod:`five_hundred_env.observation`), so a
 seat that sees no nominated suit learns nothing about the joker from it, and neither does the sampler.
@@ -43,7 +48,10 @@ from five_hundred_env.actions import (
     action_card,
     bid_strain,
     card_action,
+    is_card_action,
+    is_joker_lead,
     joker_lead_action,
+    partner_action,
 )
 from five_hundred_env.cards import JOKER1, mask_to_cards
 from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, Deal, IllegalActionError, Phase
@@ -81,6 +89,10 @@ class InfoSet:
     joker_held: bool = False
     plays: tuple[Play, ...] = ()
     exposed_hand: int | None = None
+    call: int | None = None
+    """The five-handed call (§10.5): the card action called or ``PARTNER_s``; ``None`` before it or without one."""
+    partner: int = -1
+    """The five-handed partner when this seat knows it (the holder, everyone once it is public), else -1."""
 
     @classmethod
     def from_deal(cls, deal: Deal, seat: int) -> InfoSet:
@@ -95,13 +107,20 @@ class InfoSet:
             for i, (s, c) in enumerate(trick):
                 suitless_lead = i == 0 and EFFECTIVE_SUIT[deal.ctx][c] == SUITLESS  # it named the suit led
                 plays.append((s, joker_lead_action(c, led) if suitless_lead else card_action(c)))
+        call = None
+        if deal.called_card >= 0:
+            call = card_action(deal.called_card)
+        elif deal.partner_revealed:
+            call = partner_action(deal.partner)
+        knows = deal.partner_revealed or seat == deal.partner
         return cls(
-            rules=deal.rules, seat=seat, dealer=deal.dealer, phase=Phase(min(deal.phase, Phase.DEAL_OVER)),
+            rules=deal.rules, seat=seat, dealer=deal.dealer, phase=deal.phase,
             bids=tuple(deal.bids), hand=deal.hands[seat], contractor=deal.contractor, contract=deal.contract,
             kitty=deal.kitty if own else None, discards=deal.discards if own else None,
             num_discards=deal.discards.bit_count() if after_auction else 0, nomination=nomination,
             joker_held=deal.nominated >= 0 or deal.phase == Phase.NOMINATE,
             plays=tuple(plays), exposed_hand=deal.exposed_cards() or None,
+            call=call, partner=deal.partner if knows else -1,
         )
 
     # -- what the public record implies --------------------------------------------------------
@@ -118,10 +137,15 @@ class InfoSet:
     def kitty_taken(self) -> bool:
         return self.contractor >= 0 and self.phase != Phase.BIDDING
 
+    def sitting_out(self) -> tuple[int, ...]:
+        """The contractor's team-mates sitting out a misère (§7, §10.4)."""
+        if self.contract in (MISERE, OPEN_MISERE):
+            return self.rules.partners_of(self.contractor)
+        return ()
+
     def trick_size(self) -> int:
-        """Cards per trick: one per seat, less the partner sitting out a four-player misère."""
-        n = self.rules.num_players
-        return n - 1 if self.rules.has_partners and self.contract in (MISERE, OPEN_MISERE) else n
+        """Cards per trick: one per seat, less the team-mates sitting out a misère."""
+        return self.rules.num_players - len(self.sitting_out())
 
     def played_and_voids(self) -> tuple[list[int], list[int]]:
         """Each seat's played cards, and the effective suits (bits 0-3) it is known to lack now."""
@@ -135,8 +159,9 @@ class InfoSet:
             card = action_card(action)
             played[seat] |= 1 << card
             if i % size == 0:
-                led = (action - FIRST_JOKER_LEAD) % 4 if action >= FIRST_JOKER_LEAD else EFFECTIVE_SUIT[ctx][card]
-                if action >= FIRST_JOKER_LEAD and self.rules.joker_lead_suit == "not_yet_led" and suits_led >> led & 1:
+                joker_lead = is_joker_lead(action)
+                led = (action - FIRST_JOKER_LEAD) % 4 if joker_lead else EFFECTIVE_SUIT[ctx][card]
+                if joker_lead and self.rules.joker_lead_suit == "not_yet_led" and suits_led >> led & 1:
                     voids[seat] = 15  # only an all-joker hand may name a suit already led (§7)
                 suits_led |= 1 << led
             elif EFFECTIVE_SUIT[ctx][card] != led:
@@ -252,7 +277,8 @@ class WorldSampler:
         if info.exposed_hand is not None:
             self.fixed_hands[info.contractor] = info.exposed_hand
         self.locations: list[int] = [s for s in range(n) if s not in self.fixed_hands]
-        """The seats with unknown hands; then -1 for the kitty (auction) or the discards (others)."""
+        """The seats with unknown hands; then -1 for the kitty (auction) or the discards (others),
+        and -2 for the two-handed dead hand."""
         sizes = [info.hand_size(s, played) for s in self.locations]
         if info.phase == Phase.BIDDING:
             self.locations.append(-1)
@@ -260,6 +286,9 @@ class WorldSampler:
         elif info.discards is None and info.num_discards:
             self.locations.append(-1)
             sizes.append(info.num_discards)
+        if rules.dead_hand_size:
+            self.locations.append(-2)
+            sizes.append(rules.dead_hand_size)
         ctx = info.ctx
         forbidden = [sum(SUIT_CARDS[ctx][v] for v in range(4) if voids[s] >> v & 1) if s >= 0 else 0
                      for s in self.locations]
@@ -270,6 +299,12 @@ class WorldSampler:
             allowed[c] = sum(1 << i for i, f in enumerate(forbidden) if not f >> c & 1)
             if joker_placed and c == JOKER1:  # seen nominated: it was in the contractor's hand (§7)
                 allowed[c] &= 1 << self.locations.index(info.contractor)
+        if info.call is not None and is_card_action(info.call) and action_card(info.call) in allowed:
+            called = action_card(info.call)  # §10.5: unplayed, it is outside the contractor's hand
+            if info.partner >= 0 and info.partner in self.locations:
+                allowed[called] &= 1 << self.locations.index(info.partner)
+            elif info.contractor in self.locations:
+                allowed[called] &= ~(1 << self.locations.index(info.contractor))
         self.dealer = ConstrainedDealer(unknown, allowed, sizes)
 
     def count(self) -> int:
@@ -285,8 +320,8 @@ class WorldSampler:
         for s, m in zip(self.locations, masks, strict=True):
             if s >= 0:
                 hands[s] = m
-            else:
-                extra = m
+            elif s == -1:
+                extra = m  # (-2, the dead hand, is what the deal leaves over)
         if self.info.phase != Phase.BIDDING and self.info.discards is not None:
             extra = self.info.discards
         return hands, extra
@@ -325,6 +360,8 @@ class WorldSampler:
             return deal
         for card in mask_to_cards(extra):  # the discards, in any order: it changes nothing after
             deal.apply_action(card_action(card))
+        if deal.phase == Phase.CALL and info.call is not None:
+            deal.apply_action(info.call)
         if deal.phase == Phase.NOMINATE and info.phase != Phase.NOMINATE:
             deal.apply_action(NO_NOMINATION if info.nomination is None else info.nomination)
         for _seat, action in info.plays:

@@ -39,17 +39,18 @@ class _Search:
         self.suitless = SUIT_CARDS[ctx][SUITLESS]
         self.not_yet_led = rules.joker_lead_suit == "not_yet_led"
         n = deal.n
+        out = deal.sitting_out_seats
         self.next_seat = [(s + 1) % n for s in range(n)]
-        if deal.sitting_out >= 0:
-            out = deal.sitting_out
-            self.next_seat[(out - 1) % n] = (out + 1) % n
-        self.trick_size = n - (deal.sitting_out >= 0)
-        own = rules.side_of(deal.contractor)
-        self.counts = [rules.side_of(s) == own for s in range(n)]
-        """Whether a trick won by this seat counts for the contractor's side."""
+        for s in range(n):
+            while self.next_seat[s] in out:
+                self.next_seat[s] = (self.next_seat[s] + 1) % n
+        self.trick_size = n - len(out)
+        team = deal.contracting_seats()  # the side, or the contractor and its called partner (§10.6)
+        self.counts = [s in team for s in range(n)]
+        """Whether a trick won by this seat counts for the contracting team."""
         misere = deal.contract in (MISERE, OPEN_MISERE)
-        self.maximises = [(rules.side_of(s) == own) != misere for s in range(n)]
-        """Whether the seat wants more tricks for the contractor's side (its side, unless a misère)."""
+        self.maximises = [(s in team) != misere for s in range(n)]
+        """Whether the seat wants more tricks for the contracting team (its own team, unless a misère)."""
         self.table: dict[tuple, tuple[int, int]] = {}
         self.nodes = 0
 
@@ -169,7 +170,7 @@ def action_values(deal: Deal) -> dict[int, int]:
 
 
 def side_scores(deal: Deal, tricks: int) -> list[int]:
-    """Each side's score change (§8) when the contractor's side ends the deal with ``tricks`` tricks.
+    """Each side's score change (§8, §10.6) when the contracting team ends the deal with ``tricks`` tricks.
 
     The opponents' tricks are all credited to one opponent: with two sides that changes nothing;
     with three it keeps the contractor's score and the opponents' total exact, which is all the
@@ -177,9 +178,10 @@ def side_scores(deal: Deal, tricks: int) -> list[int]:
     rules = deal.rules
     tricks_won = [0] * rules.num_players
     tricks_won[deal.contractor] = tricks
-    opponent = next(s for s in range(rules.num_players) if rules.side_of(s) != rules.side_of(deal.contractor))
+    team = deal.contracting_seats()  # with a five-handed partner: the contractor holds the team's tricks
+    opponent = next(s for s in range(rules.num_players) if s not in team and rules.side_of(s) != rules.side_of(deal.contractor))
     tricks_won[opponent] = rules.hand_size - tricks
-    return deal_score(rules, deal.contract, deal.contractor, tricks_won)
+    return deal_score(rules, deal.contract, deal.contractor, tricks_won, deal.partner)
 
 
 __all__ = ["action_values", "side_scores", "solve"]

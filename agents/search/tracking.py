@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from agents.search.sampling import InfoSet, Play
-from five_hundred_env.actions import FIRST_NOMINATE, PASS, action_card, card_action, joker_lead_action
-from five_hundred_env.cards import NUM_CARDS, mask_to_cards
+from five_hundred_env.actions import FIRST_NOMINATE, PASS, action_card, card_action, joker_lead_action, partner_action
+from five_hundred_env.cards import mask_to_cards
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, IllegalActionError, Phase, bid_rank
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
@@ -32,7 +32,8 @@ MAX_TRACKED = 64
 """Deal records kept at once: beyond it the record played least recently is dropped (a seat's
 record of the deal in progress is refreshed at each of its plays, so it is never the one)."""
 
-_PHASES = (Phase.BIDDING, Phase.DISCARD, Phase.NOMINATE, Phase.PLAY, Phase.DEAL_OVER)
+_PHASES = (Phase.BIDDING, Phase.DISCARD, Phase.NOMINATE, Phase.PLAY, Phase.DEAL_OVER, Phase.CALL)
+"""The rows of the observation's ``phase`` slice (the last one with five players only)."""
 
 
 @dataclass
@@ -54,8 +55,8 @@ class ObservationTracker:
         self.rules = rules
         self.encoder = ObservationEncoder(rules)
         self._records: dict[tuple[int, int], _Record] = {}
-        offset, _shape = self.encoder.layout["phase"]
-        self._phase_slice = slice(offset, offset + len(_PHASES))
+        offset, (width,) = self.encoder.layout["phase"]
+        self._phase_slice = slice(offset, offset + width)
 
     def phase(self, vector: np.ndarray) -> Phase:
         """The phase the observation shows (read straight from its ``phase`` slice)."""
@@ -80,13 +81,14 @@ class ObservationTracker:
         if bids is None:
             return None
         joker_suit = int(np.argmax(v["joker_suit"])) if v["joker_suit"].any() else -1
+        call, partner = self._call(v)
         info = InfoSet(
             rules=self.rules, seat=0, dealer=dealer, phase=phase, bids=bids, hand=hand, contractor=contractor,
             contract=contract, kitty=kitty if contractor == 0 else None, discards=discards if contractor == 0 else None,
             num_discards=discards.bit_count() if contractor == 0 else self.rules.kitty_size if phase == Phase.PLAY else 0,
             nomination=FIRST_NOMINATE + joker_suit if joker_suit >= 0 else None,
             joker_held=joker_suit >= 0 or phase == Phase.NOMINATE,  # only the contractor sees this phase (§7)
-            exposed_hand=_mask(v["exposed"]) or None)
+            exposed_hand=_mask(v["exposed"]) or None, call=call, partner=partner)
         if phase != Phase.PLAY:
             return info
         trick = self._current_trick(v, info)
@@ -115,6 +117,17 @@ class ObservationTracker:
             plays=list(info.plays[: len(info.plays) - len(trick)]), pending=[*trick, (0, action)], played=played)
 
     # -- the pieces ------------------------------------------------------------------------------
+    def _call(self, v: dict[str, np.ndarray]) -> tuple[int | None, int]:
+        """The five-handed call (§10.5) as this seat saw it, and the partner if it knows it (relative seats)."""
+        if "called" not in v:
+            return None, -1
+        partner = int(np.argmax(v["partner"])) if v["partner"].any() else -1
+        if v["called"].any():
+            return card_action(int(np.argmax(v["called"]))), partner
+        if self.rules.partner_call == "seat" and partner >= 0:
+            return partner_action(partner), partner
+        return None, partner
+
     def _auction(self, v: dict[str, np.ndarray], dealer: int) -> tuple[tuple[int, int], ...] | None:
         """The auction in order, replayed on a stand-in deal to find whose turn each bid was."""
         rules = self.rules
@@ -171,8 +184,8 @@ class ObservationTracker:
         size = info.trick_size()
         while len(ended) < size:
             seat = (seat + 1) % n
-            if size < n and seat == (info.contractor + 2) % n:
-                continue  # the partner sitting out a misère (§7)
+            if seat in info.sitting_out():
+                continue  # the team-mates sitting out a misère (§7)
             if later[seat].bit_count() != 1:
                 return None
             ended.append((seat, card_action(later[seat].bit_length() - 1)))
@@ -192,7 +205,7 @@ def _key(v: dict[str, np.ndarray], dealer: int) -> tuple[int, int]:
 
 
 def _mask(bits: np.ndarray) -> int:
-    return sum(1 << int(i) for i in np.flatnonzero(bits.reshape(-1)[:NUM_CARDS]))
+    return sum(1 << int(i) for i in np.flatnonzero(bits.reshape(-1)))
 
 
 def _stand_in(rules: Rules, dealer: int) -> Deal:

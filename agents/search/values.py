@@ -82,14 +82,18 @@ def _tricks_left(deal: Deal) -> int:
 
 
 def solved_result(deal: Deal, tricks: int, side: int) -> float:
-    """``side``'s zero-sum result when the contractor's side ends with ``tricks`` tricks: exact with
-    two sides; with three, the opponents share the contractor's loss equally (the solver plays them
+    """``side``'s zero-sum result when the contracting team ends with ``tricks`` tricks: exact with
+    two sides; with more, the opponents share the team's loss equally (the solver plays them
     as one side, so it does not say how they split their tricks)."""
-    k = deal.rules.num_sides
-    own = deal.rules.side_of(deal.contractor)
+    rules = deal.rules
+    k = rules.num_sides
+    team = {rules.side_of(s) for s in deal.contracting_seats()}  # a five-handed partner's side too (§10.6)
     change = side_scores(deal, tricks)
-    contractor_result = change[own] - (sum(change) - change[own]) / (k - 1)
-    return contractor_result if side == own else -contractor_result / (k - 1)
+    total = sum(change)
+    if side in team:
+        return change[side] - (total - change[side]) / (k - 1)
+    team_result = sum(change[t] - (total - change[t]) / (k - 1) for t in team)
+    return -team_result / (k - len(team))
 
 
 def bid_candidates(legal: list[int], advised: int) -> list[int]:

@@ -1,64 +1,39 @@
-"""One deal (:class:`Deal`): §3 the deal, §4 the auction, §5 the kitty, §7 play, scored by §8.
-
-Also :class:`Phase`, :class:`IllegalActionError` and the card-name form of a deal
-(:func:`parse_deal`, :func:`deal_to_cards`).
+"""One deal (:class:`Deal`): §3 the deal, §4 the auction, §5 the kitty, §10.5 the five-handed
+partner call, §7 play, scored by §8 and §10.6. Its phases and errors are in :mod:`.phase`, the
+card-name form of a deal (:func:`parse_deal`, :func:`deal_to_cards`) in :mod:`.explicit`.
 """
 
 from __future__ import annotations
 
-import operator
 import random
 from collections.abc import Sequence
-from enum import IntEnum
 
 from five_hundred_env.actions import (
+    EXTRA_CARD_SHIFT,
     FIRST_CARD_ACTION,
     FIRST_JOKER_LEAD,
     FIRST_NOMINATE,
+    FIRST_PARTNER,
     MISERE,
     NO_NOMINATION,
     NT,
     OPEN_MISERE,
     PASS,
+    action_card,
     action_to_str,
     bid_strain,
+    partner_action,
 )
-from five_hundred_env.cards import JOKER1, JOKER2, JOKERS_MASK, card_to_str, mask_to_cards, parse_card
+from five_hundred_env.cards import JOKER1, JOKER2, JOKERS_MASK, card_to_str, mask_to_cards
 from five_hundred_env.engine.bidding import legal_bids, next_bidder
 from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
+from five_hundred_env.engine.explicit import parse_deal
+from five_hundred_env.engine.phase import IllegalActionError, Phase, action_id
 from five_hundred_env.rules import Rules
 from five_hundred_env.scoring import contract_made, deal_score
 
-
-class Phase(IntEnum):
-    """Where a deal (or game) stands."""
-
-    BIDDING = 0
-    DISCARD = 1
-    NOMINATE = 2
-    PLAY = 3
-    DEAL_OVER = 4
-    GAME_OVER = 5
-
-
 # Plain-int phases for the hot paths (IntEnum members compare equal to these).
-_BIDDING, _DISCARD, _NOMINATE, _PLAY = 0, 1, 2, 3
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal here. The message names it and the legal actions."""
-
-
-def action_id(action: object) -> int:
-    """``action`` as a plain ``int`` action id, so that a deal's history holds only plain ints:
-    integer types (numpy's included) are converted; ``bool``, floats (even ``3.0``), strings and
-    anything else raise :class:`IllegalActionError` naming the value and its type."""
-    if not isinstance(action, bool):
-        try:
-            return operator.index(action)  # type: ignore[arg-type]
-        except TypeError:
-            pass  # not an integer type: refused below
-    raise IllegalActionError(f"action {action!r} is not an integer action id (it is a {type(action).__name__})")
+_BIDDING, _DISCARD, _NOMINATE, _PLAY, _DEAL_OVER, _CALL = 0, 1, 2, 3, 4, 5
 
 
 _DECK_BITS: dict[int, list[int]] = {}
@@ -80,11 +55,11 @@ class Deal:
     """
 
     __slots__ = (
-        "_both_jokers_seat", "_legal", "_next_seat", "_num_tricks", "_trick_size", "bids", "contract",
+        "_both_jokers_seat", "_legal", "_next_seat", "_num_tricks", "_trick_size", "bids", "called_card", "contract",
         "contractor", "ctx", "dealer", "dealt", "discards", "exposed", "hands", "high_bid", "high_bidder",
-        "history", "kitty", "leader", "led_suit", "misere", "n", "nominated", "passed", "passes_in_row",
-        "phase", "played", "rules", "score_change", "shown_void", "sitting_out", "suits_led", "thrown_in",
-        "to_act", "trick", "tricks", "tricks_won", "trump",
+        "history", "kitty", "leader", "led_suit", "misere", "n", "nominated", "partner", "partner_revealed", "passed",
+        "passes_in_row", "phase", "played", "rules", "score_change", "shown_void", "sitting_out_seats", "suits_led",
+        "thrown_in", "to_act", "trick", "tricks", "tricks_won", "trump",
     )
 
     def __init__(self, rules: Rules, hands: Sequence[int], kitty: int, dealer: int) -> None:
@@ -113,8 +88,16 @@ class Deal:
         self.ctx = NO_TRUMP_CTX
         self.trump = -1
         self.misere = False
-        self.sitting_out = -1
-        """The contractor's partner, sitting out a misère; -1 otherwise (or with no partners)."""
+        self.sitting_out_seats: tuple[int, ...] = ()
+        """The contractor's team-mates, sitting out a misère (one with four players, two with six)."""
+        self.called_card = -1
+        """The card the five-handed contractor called (``partner_call=card``, §10.5), or -1."""
+        self.partner = -1
+        """The five-handed contractor's partner for this deal (§10.5): the seat called, or the holder
+        of the called card at the call; -1 for none (no call, or a discard called)."""
+        self.partner_revealed = False
+        """Whether everyone knows the partner: from the call with ``seat``, once the called card is
+        played with ``card`` (§10.5, §10.8)."""
         self.discards = 0
         self.nominated = -1
         """The suit nominated for the joker (§7), or -1."""
@@ -149,12 +132,14 @@ class Deal:
     # -- §3 the deal ------------------------------------------------------------------------
     @classmethod
     def new(cls, rules: Rules, rng: random.Random, dealer: int) -> Deal:
-        """A uniformly shuffled deal (the dealing pattern does not change the distribution, §3)."""
+        """A uniformly shuffled deal (the dealing pattern does not change the distribution, §3):
+        the hands, then the kitty, then (``two_handed``) the dead hand, the rest of the pack (§10.3)."""
         bits = _deck_bits(rules.deck)
         rng.shuffle(bits)
         size = rules.hand_size
+        dealt = rules.num_players * size
         hands = [sum(bits[i * size:(i + 1) * size]) for i in range(rules.num_players)]
-        return cls(rules, hands, sum(bits[rules.num_players * size:]), dealer)
+        return cls(rules, hands, sum(bits[dealt:dealt + rules.kitty_size]), dealer)
 
     @classmethod
     def from_cards(
@@ -187,7 +172,33 @@ class Deal:
     @property
     def is_over(self) -> bool:
         """Whether the deal is over (played out, or thrown in)."""
-        return self.phase >= Phase.DEAL_OVER
+        return self.phase == _DEAL_OVER
+
+    @property
+    def sitting_out(self) -> int:
+        """The first seat sitting out a misère, -1 if none (all of them: :attr:`sitting_out_seats`)."""
+        return self.sitting_out_seats[0] if self.sitting_out_seats else -1
+
+    @property
+    def dead_hand(self) -> int:
+        """The cards dealt to nobody (``two_handed``, §10.3): the pack less the hands and the kitty."""
+        dealt = self.kitty
+        for hand in self.dealt:
+            dealt |= hand
+        return self.rules.deck & ~dealt
+
+    def contracting_seats(self) -> tuple[int, ...]:
+        """The contracting team (§10.6): the contractor and its team-mates or called partner in a
+        trick contract, the contractor alone in misère; empty before the auction is over."""
+        contractor = self.contractor
+        if contractor < 0:
+            return ()
+        if self.misere:
+            return (contractor,)
+        team = {contractor, *self.rules.partners_of(contractor)}
+        if self.partner >= 0:
+            team.add(self.partner)
+        return tuple(sorted(team))
 
     def side_of(self, seat: int) -> int:
         """The side of a seat (:meth:`Rules.side_of`)."""
@@ -214,6 +225,8 @@ class Deal:
                 legal = card_actions(self.hands[self.contractor])
             elif phase == _NOMINATE:
                 legal = [*range(FIRST_NOMINATE, FIRST_NOMINATE + 4), NO_NOMINATION]
+            elif phase == _CALL:
+                legal = self._call_actions()
             else:
                 legal = []
             self._legal = legal
@@ -241,6 +254,8 @@ class Deal:
             self._apply_bid(action)
         elif phase == _DISCARD:
             self._apply_discard(action)
+        elif phase == _CALL:
+            self._apply_call(action)
         else:
             self._apply_nomination(action)
 
@@ -290,22 +305,51 @@ class Deal:
             self.ctx, self.trump = NO_TRUMP_CTX, -1
         else:
             self.ctx = self.trump = bid_strain(contract)
-        partner = self.rules.partner_of(contractor)
-        if self.misere and partner is not None:  # the partner sits out a misère (§7)
+        mates = self.rules.partners_of(contractor)
+        if self.misere and mates:  # the contractor's team-mates sit out a misère (§7, §10.4)
             n = self.n
-            self.sitting_out = partner
-            self._next_seat[(partner - 1) % n] = (partner + 1) % n
-            self._trick_size = n - 1
+            self.sitting_out_seats = mates
+            for seat in range(n):
+                nxt = (seat + 1) % n
+                while nxt in mates:
+                    nxt = (nxt + 1) % n
+                self._next_seat[seat] = nxt
+            self._trick_size = n - len(mates)
         self.hands[contractor] |= self.kitty  # picked up without showing it
         self.phase = Phase.DISCARD
         self.to_act = contractor
 
     def _apply_discard(self, action: int) -> None:
-        bit = 1 << (action - FIRST_CARD_ACTION)
+        bit = 1 << action_card(action)
         self.hands[self.contractor] ^= bit
         self.discards |= bit
         if self.discards.bit_count() < self.rules.kitty_size:
             return
+        if self.rules.partner_call != "none" and not self.misere:
+            self.phase = Phase.CALL  # a trick contract's partner call, after the discards (§10.5)
+        else:
+            self._after_call()
+
+    # -- §10.5 the five-handed partner call ------------------------------------------------------
+    def _call_actions(self) -> list[int]:
+        contractor = self.contractor
+        if self.rules.partner_call == "seat":
+            return [partner_action(seat) for seat in range(self.n) if seat != contractor]
+        # Any card but the joker and the contractor's own; its discards included.
+        return card_actions(self.rules.deck & ~JOKERS_MASK & ~self.hands[contractor])
+
+    def _apply_call(self, action: int) -> None:
+        if action >= FIRST_PARTNER:
+            self.partner = action - FIRST_PARTNER
+            self.partner_revealed = True
+        else:
+            card = self.called_card = action_card(action)
+            bit = 1 << card
+            # The holder at the call is the partner; a discard called means playing alone.
+            self.partner = next((seat for seat, hand in enumerate(self.hands) if hand & bit), -1)
+        self._after_call()
+
+    def _after_call(self) -> None:
         if self._may_nominate():
             self.phase = Phase.NOMINATE
         else:
@@ -358,11 +402,11 @@ class Deal:
     def _apply_play(self, action: int) -> None:
         seat = self.to_act
         trick = self.trick
-        if action >= FIRST_JOKER_LEAD:  # a suitless joker led, naming the suit to follow
+        if FIRST_JOKER_LEAD <= action < FIRST_NOMINATE:  # a suitless joker led, naming the suit to follow
             card = JOKER1 + (action - FIRST_JOKER_LEAD) // 4
             self.led_suit = (action - FIRST_JOKER_LEAD) % 4
         else:
-            card = action - FIRST_CARD_ACTION
+            card = action - FIRST_CARD_ACTION if action < FIRST_JOKER_LEAD else action - EXTRA_CARD_SHIFT
             suit = EFFECTIVE_SUIT[self.ctx][card]
             if not trick:
                 self.led_suit = suit
@@ -371,6 +415,8 @@ class Deal:
         bit = 1 << card
         self.hands[seat] ^= bit
         self.played[seat] |= bit
+        if card == self.called_card:
+            self.partner_revealed = True  # who played it is public (§10.5)
         if not trick:
             self.suits_led |= 1 << self.led_suit
         trick.append((seat, card))
@@ -412,14 +458,15 @@ class Deal:
         return won
 
     def contract_made(self) -> bool:
-        """Whether the contract is made (meaningful once play is over)."""
+        """Whether the contract is made (meaningful once play is over): the contracting team's
+        tricks together reach the bid, or a misère contractor took none (§8, §10.6)."""
         if self.contract < 0:
             return False
-        own = self.side_of(self.contractor)
-        return contract_made(self.contract, self.side_tricks()[own], self.tricks_won[self.contractor])
+        team = sum(self.tricks_won[seat] for seat in self.contracting_seats())
+        return contract_made(self.contract, team, self.tricks_won[self.contractor])
 
     def _score(self) -> list[int]:
-        return deal_score(self.rules, self.contract, self.contractor, self.tricks_won)
+        return deal_score(self.rules, self.contract, self.contractor, self.tricks_won, self.partner)
 
     # -- locations of cards (for checks and observers) ------------------------------------------
     def card_locations(self) -> dict[str, int]:
@@ -427,6 +474,8 @@ class Deal:
         places = {f"hand{s}": h for s, h in enumerate(self.hands)}
         places["kitty"] = self.kitty if self.phase == Phase.BIDDING or self.thrown_in else 0
         places["discards"] = self.discards
+        if self.rules.dead_hand_size:
+            places["dead_hand"] = self.dead_hand
         for s, p in enumerate(self.played):
             places[f"played{s}"] = p
         return places
@@ -449,44 +498,3 @@ class Deal:
 _DEAL_SCALARS = tuple(name for name in Deal.__slots__ if name not in (
     "hands", "history", "bids", "trick", "tricks", "tricks_won", "played", "shown_void",
     "_next_seat", "score_change", "_legal"))
-
-
-def parse_deal(
-    rules: Rules, hands: Sequence[Sequence[str]], kitty: Sequence[str], dealer: int
-) -> tuple[list[int], int]:
-    """Validate an explicit deal given by card names and return (hand masks, kitty mask)."""
-    n = rules.num_players
-    if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:
-        raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
-    if isinstance(hands, str) or not isinstance(hands, Sequence) or len(hands) != n:
-        raise ValueError(f"hands must be a list of {n} hands (one per seat), got {hands!r}")
-    seen: dict[int, str] = {}
-
-    def parse_group(cards: Sequence[str], where: str, size: int) -> int:
-        if isinstance(cards, str) or not isinstance(cards, Sequence):
-            raise ValueError(f"{where} must be a list of card names, got {cards!r}")
-        if len(cards) != size:
-            raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
-        mask = 0
-        for name in cards:
-            card = parse_card(name, rules.two_jokers)
-            if not rules.deck >> card & 1:
-                raise ValueError(f"card {name!r} in {where} is not in the {rules.preset} deck")
-            if card in seen:
-                raise ValueError(f"card {card_to_str(card, rules.two_jokers)} is dealt twice ({seen[card]} and {where})")
-            seen[card] = where
-            mask |= 1 << card
-        return mask
-
-    hand_masks = [parse_group(h, f"hand {i}", rules.hand_size) for i, h in enumerate(hands)]
-    kitty_mask = parse_group(kitty, "the kitty", rules.kitty_size)
-    return hand_masks, kitty_mask
-
-
-def deal_to_cards(rules: Rules, hands: Sequence[int], kitty: int) -> dict[str, list]:
-    """The card names of a deal's hands and kitty (the inverse of :func:`parse_deal`)."""
-    two = rules.two_jokers
-    return {
-        "hands": [[card_to_str(c, two) for c in mask_to_cards(h)] for h in hands],
-        "kitty": [card_to_str(c, two) for c in mask_to_cards(kitty)],
-    }

@@ -1,11 +1,12 @@
-"""§9 the game to 500: deals in turn, the dealer rotating, scores per side, and who wins."""
+"""§9 and §10.7 the game to 500: deals in turn, the dealer rotating, scores per side, and who wins."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
 
-from five_hundred_env.engine.deal import Deal, IllegalActionError, Phase
+from five_hundred_env.engine.deal import Deal
+from five_hundred_env.engine.phase import IllegalActionError, Phase
 from five_hundred_env.rules import Rules, make_rules
 
 MAX_THROWN_IN_IN_ROW = 20
@@ -135,21 +136,23 @@ class Game:
         for side, change in enumerate(deal.score_change or ()):
             self.scores[side] += change
         scores = self.scores
-        own = rules.side_of(deal.contractor)
+        # The contracting team's sides: the contractor's, and a five-handed partner's (§10.7).
+        team = sorted({rules.side_of(seat) for seat in deal.contracting_seats()})
         if rules.win_needs_contract:
-            reached = [own] if deal.contract_made() and scores[own] >= rules.target else []
+            reached = [s for s in team if scores[s] >= rules.target] if deal.contract_made() else []
         else:
             reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
             if len(reached) > 1:
-                reached = [own] if own in reached else _highest(scores, reached)
+                reached = [s for s in reached if s in team] or _highest(scores, reached)
         if reached:
             self.winners = reached
         elif any(s <= rules.losing_score for s in scores):
             sides = range(rules.num_sides)
-            if rules.has_partners:  # the other team wins (§9)
-                self.winners = [s for s in sides if scores[s] > rules.losing_score] or _highest(scores, sides)
-            else:  # players alone: the highest score wins
-                self.winners = _highest(scores, sides)
+            others = [s for s in sides if scores[s] > rules.losing_score]
+            if rules.has_partners:  # the other team wins (§9, §10.7)
+                self.winners = others or _highest(scores, sides)
+            else:  # players alone: the highest score among the others wins (§10.7, §10.9)
+                self.winners = _highest(scores, others or sides)
         self._over = bool(self.winners)
 
     def winning_seats(self) -> list[int]:
@@ -171,10 +174,10 @@ def check_scores(rules: Rules, scores: Sequence[int]) -> list[int]:
         raise ValueError(f"scores must be whole numbers, got {scores!r}")
     if len(values) == rules.num_players and rules.has_partners:
         for seat in range(rules.num_players):
-            partner = rules.partner_of(seat)
-            if partner is not None and values[seat] != values[partner]:
-                raise ValueError(f"partners must have equal scores: seat {seat} has {values[seat]}, "
-                                 f"its partner (seat {partner}) {values[partner]}")
+            for partner in rules.partners_of(seat):
+                if values[seat] != values[partner]:
+                    raise ValueError(f"partners must have equal scores: seat {seat} has {values[seat]}, "
+                                     f"its partner (seat {partner}) {values[partner]}")
         values = [values[rules.seats_of(side)[0]] for side in range(rules.num_sides)]
     if len(values) != rules.num_sides:
         raise ValueError(f"scores need one entry per seat ({rules.num_players}), got {len(values)}")

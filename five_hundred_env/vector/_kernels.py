@@ -83,9 +83,11 @@ from five_hundred_env.vector._layout import (
 )
 from five_hundred_env.vector._score import score_deal
 
-EFFECTIVE_SUIT_TABLE = np.array(EFFECTIVE_SUIT, dtype=np.int64)
-SUIT_CARDS_TABLE = np.array(SUIT_CARDS, dtype=np.int64)
-WIN_KEY_TABLE = np.array(WIN_KEY, dtype=np.int64)
+# The kernels play the packs of ranks 4-A only (VECTOR_PRESETS): the first NUM_CARDS card ids
+# of the engine's tables, whose keys there are whole numbers.
+EFFECTIVE_SUIT_TABLE = np.array([row[:NUM_CARDS] for row in EFFECTIVE_SUIT], dtype=np.int64)
+SUIT_CARDS_TABLE = np.array([[mask & ((1 << NUM_CARDS) - 1) for mask in row] for row in SUIT_CARDS], dtype=np.int64)
+WIN_KEY_TABLE = np.array([[keys[:NUM_CARDS] for keys in ctx] for ctx in WIN_KEY], dtype=np.int64)
 
 BIDDING, DISCARD, NOMINATE, PLAY, DEAL_OVER = 0, 1, 2, 3, 4
 PASS, MISERE, OPEN_MISERE, NO_NOMINATION = 0, 26, 27, 86

@@ -79,6 +79,11 @@ class VectorStep(NamedTuple):
     episode_done: np.ndarray
 
 
+VECTOR_PRESETS = ("australian", "italian_3p", "french_46")
+"""The presets the kernels play; the two-, five- and six-player presets (docs/rules.md §10) are
+played by the scalar engine only, and refused here with an error naming them."""
+
+
 def action_word_tables(actions: ActionTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(universal id of each compact id, legal-word bit and word kind of each universal id, compact
     id of each (kind, bit)); see :mod:`._kernels` for the legal word."""
@@ -123,6 +128,9 @@ class BatchEngine:
         self.rules = make_rules(rules, **options) if options or isinstance(rules, str) else rules
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a preset name or a Rules object, got {rules!r}")
+        if self.rules.preset not in VECTOR_PRESETS:
+            raise ValueError(f"the batched engine does not play the {self.rules.preset} preset yet "
+                             f"(it plays {', '.join(VECTOR_PRESETS)}); use the scalar environment five_hundred_env.env")
         if not isinstance(num_games, int) or isinstance(num_games, bool) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES)):

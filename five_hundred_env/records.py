@@ -89,7 +89,7 @@ def replay_start(record: dict[str, Any]) -> tuple[Game, list[Deal]]:
     starting scores; no deal beyond the record) and the recorded deals, whose ``history`` holds
     the actions to apply to it, in order."""
     state = replay(record)
-    played = [state] if isinstance(state, Deal) else state.deals
+    played = [state] if isinstance(state, Deal) else state.deals[:len(record["deals"])]  # not the deal dealt after them
     rules = played[0].rules
     deals = [Deal(rules, d.dealt, d.kitty, d.dealer) for d in played]
     scores = None if isinstance(state, Deal) else state.starting_scores

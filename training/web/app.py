@@ -35,6 +35,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from five_hundred_env.rules import PRESETS, make_rules
 from training.web.session import GameError, GameSession
@@ -140,6 +141,11 @@ def create_app(store: GameStore) -> FastAPI:
     @app.exception_handler(GameError)
     async def refused(_request: Request, e: GameError) -> JSONResponse:
         return _error(e.status, e.message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        message = f"no such page or API route: {request.url.path}" if e.status_code == 404 else str(e.detail)
+        return _error(e.status_code, message)
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, e: RequestValidationError) -> JSONResponse:

@@ -235,10 +235,12 @@ class GameStore:
         return self.folder / f"{game_id}.json"
 
     def _save(self, session: GameSession) -> None:
-        if self.folder is None or session.closed:
+        if self.folder is None:
             return
-        text = json.dumps(session.to_json()).encode()
-        write_atomic(self._path(session.id), lambda f: f.write(text))
+        with session.lock:  # one writer at a time, each writing the state as it is now (never an older one over a newer)
+            if not session.closed:
+                text = json.dumps(session.to_json()).encode()
+                write_atomic(self._path(session.id), lambda f: f.write(text))
 
     def _remove_file(self, game_id: str) -> None:
         if self.folder is not None:

@@ -279,6 +279,8 @@ def test_watch_mode_plays_pauses_and_steps(client):
     view = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch", "length": "deal",
                                            "agents": agents_for("italian_3p")}).json()
     game_id = view["id"]
+    assert view["paused"]  # a watched game starts paused
+    client.post(f"/api/games/{game_id}/control", json={"command": "play"})
     paused = client.post(f"/api/games/{game_id}/control", json={"command": "pause"}).json()
     assert paused["paused"]
     session = client.store.games[game_id]
@@ -433,6 +435,9 @@ def test_a_slow_agent_holds_up_only_its_own_game(client):
     try:
         slow = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch",
                                                "agents": ["web-test-slow"] * 3}).json()
+        slow = client.post(f"/api/games/{slow['id']}/control", json={"command": "play"}).json()
+        while not client.store.games[slow["id"]].pending:  # its agent is thinking
+            time.sleep(0.01)
         fast = new_game(client, length="deal")
         while not (fast["stopped"] or fast["over"]):  # a whole deal while the slow game's agent is still thinking
             fast = wait_turn(client, fast)
@@ -474,6 +479,7 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
             play = wait_turn(client, client.post(f"/api/games/{play['id']}/action", json={"action": choose(play)}).json())
         watch = client.post("/api/games", json={"preset": "australian", "mode": "watch",
                                                 "agents": agents_for("australian")}).json()
+        client.post(f"/api/games/{watch['id']}/control", json={"command": "play"})
         client.post(f"/api/games/{watch['id']}/control", json={"command": "pause"})
         while store.games[watch["id"]].pending:
             time.sleep(0.01)

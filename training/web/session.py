@@ -109,7 +109,8 @@ class GameSession:
         self.actions: list[int] = []
         self.revision = 0
         """Counts every change (actions, pause, play, errors): what a waiting client watches."""
-        self.paused = mode == "replay"
+        self.paused = mode != "play"
+        """Watched games and replays start paused: the page's Play or Step sets them going."""
         self.steps = 0
         self.error: str | None = None
         self.pending = False

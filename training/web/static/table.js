@@ -31,7 +31,8 @@ function showError(message) {
   showError.timer = setTimeout(() => { box.hidden = true; }, 6000);
 }
 
-// A view is shown only if no later request's view has been shown already.
+// Views are shown in the order the poll loop receives them (each at least as new as the one
+// before): a move's own answer could arrive after a newer view, so the page shows the poll's.
 function accept(view, seq) {
   if (seq < state.shown) return;
   state.shown = seq;
@@ -39,9 +40,8 @@ function accept(view, seq) {
 }
 
 async function request(method, path, body) {
-  const seq = ++state.seq;
   try {
-    accept(await api(method, path, body), seq);
+    await api(method, path, body);
   } catch (e) {
     showError(e.message);
   }
@@ -276,6 +276,8 @@ function sideLabel(v, side) {
 
 function render(v) {
   state.view = v;
+  document.body.dataset.revision = v.revision;
+  document.body.dataset.phase = v.phase;
   $("game-title").textContent = `${v.preset} · ${v.mode} · ${v.length === "deal" ? "one deal" : `game to ${v.target}`} · deal ${v.deal_number}`;
   $("scores").textContent = "scores: " + v.scores.map((score, side) => `${sideLabel(v, side)} ${score}`).join(", ");
   $("scores").dataset.scores = JSON.stringify(v.scores);

@@ -276,7 +276,7 @@ def test_a_hint_is_a_legal_move_of_the_chosen_agent(client):
 
 
 def test_watch_mode_plays_pauses_and_steps(client):
-    view = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch", "length": "deal",
+    view = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch", "length": "game",
                                            "agents": agents_for("italian_3p")}).json()
     game_id = view["id"]
     assert view["paused"]  # a watched game starts paused
@@ -465,6 +465,7 @@ def test_idle_games_expire(tmp_path):
     with TestClient(create_app(store)) as client:
         old, fresh = new_game(client), new_game(client)
         store.games[old["id"]].last_active -= 61
+        store.flush()
         assert store.sweep() == [old["id"]]
         refused(client.get(f"/api/games/{old['id']}"), 404, "no such game")
         assert client.get(f"/api/games/{fresh['id']}").status_code == 200

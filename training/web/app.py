@@ -117,6 +117,44 @@ class _TooBig(Exception):
     pass
 
 
+class Changes:
+    """Wakes the requests waiting for a game to change; :meth:`notify` may be called from any thread."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: dict[str, set[asyncio.Future[None]]] = {}
+
+    def notify(self, game_id: str) -> None:
+        if self.loop is not None and game_id in self._waiting:
+            self.loop.call_soon_threadsafe(self._wake, game_id)
+
+    def _wake(self, game_id: str) -> None:
+        for future in self._waiting.pop(game_id, ()):
+            if not future.done():
+                future.set_result(None)
+
+    async def wait(self, session: GameSession, seen: int, timeout: float) -> None:
+        """Return once ``session`` has changed since its revision ``seen`` (or after ``timeout`` seconds)."""
+        assert self.loop is not None
+        future = self.loop.create_future()
+        self._waiting.setdefault(session.id, set()).add(future)
+        try:
+            if session.revision == seen:  # registered first, so a change from now on wakes it
+                await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            waiting = self._waiting.get(session.id)
+            if waiting is not None:
+                waiting.discard(future)
+                if not waiting:
+                    del self._waiting[session.id]
+
+
+def _json(body: bytes, status: int = 200) -> Response:
+    return Response(content=body, status_code=status, media_type="application/json")
+
+
 def _presets() -> dict[str, Any]:
     out = {}
     for name in PRESETS:
@@ -129,9 +167,14 @@ def _presets() -> dict[str, Any]:
 
 def create_app(store: GameStore) -> FastAPI:
     """The web table's app over ``store`` (closed with the app's lifespan)."""
+    changes = Changes()
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        changes.loop = asyncio.get_running_loop()
+        store.watchers.append(changes.notify)
         yield
+        store.watchers.remove(changes.notify)
         store.close()
 
     app = FastAPI(title="Five Hundred", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
@@ -166,43 +209,44 @@ def create_app(store: GameStore) -> FastAPI:
         return {"presets": _presets(), "agents": store.agent_names(), "pace": store.pace, "max_games": store.max_games,
                 "idle_seconds": store.idle_seconds}
 
-    _add_game_routes(app, store)
+    _add_game_routes(app, store, changes)
     return app
 
 
-def _add_game_routes(app: FastAPI, store: GameStore) -> None:
+def _add_game_routes(app: FastAPI, store: GameStore, changes: Changes) -> None:
     """The routes of ``/api/games`` and ``/api/replays``."""
 
-    def created(session: GameSession) -> JSONResponse:
-        return JSONResponse(session.view(), status_code=201)
+    def created(session: GameSession) -> Response:
+        return _json(session.view_json()[1], status=201)
 
     @app.post("/api/games")
-    def new_game(body: NewGame) -> JSONResponse:
+    def new_game(body: NewGame) -> Response:
         return created(store.create(body.preset, mode=body.mode, seat=body.seat, agents=body.agents,
                                     length=body.length, pace=body.pace))
 
     @app.post("/api/replays")
-    def new_replay(body: NewReplay) -> JSONResponse:
+    def new_replay(body: NewReplay) -> Response:
         return created(store.create(mode="replay", record=body.record, pace=body.pace, seat=None))
 
     @app.get("/api/games/{game_id}")
-    async def view(game_id: str, after: int | None = None, wait: float = 0.0) -> dict[str, Any]:
+    async def view(game_id: str, after: int | None = None, wait: float = 0.0) -> Response:
         session = store.get(game_id)
-        current = session.view()
+        seen = session.revision
+        revision, current = session.view_json()
         deadline = time.monotonic() + min(max(wait, 0.0), MAX_WAIT)
-        checked = session.revision
-        # Waits on the event loop (no thread held); a change the viewer cannot see (another
-        # player's hidden turn) leaves the view's revision as it was, so the wait goes on.
-        while current["revision"] == after and time.monotonic() < deadline and not session.closed:
-            await asyncio.sleep(0.02)
-            if session.revision != checked:
-                checked = session.revision
-                current = session.view()
-        return current
+        # Waits on the event loop (no thread held) until woken by a change; a change the viewer
+        # cannot see (another player's hidden turn) leaves the view's revision as it was, so the wait goes on.
+        while revision == after and not session.closed and (left := deadline - time.monotonic()) > 0:
+            await changes.wait(session, seen, left)
+            if session.revision != seen:
+                seen = session.revision
+                revision, current = session.view_json()
+        return _json(current)
 
+    # On the event loop too: a move takes well under a millisecond, less than a hop to a thread.
     @app.post("/api/games/{game_id}/action")
-    def act(game_id: str, body: Move) -> dict[str, Any]:
-        return store.play(game_id, body.action).view()
+    async def act(game_id: str, body: Move) -> Response:
+        return _json(store.play(game_id, body.action).view_json()[1])
 
     @app.post("/api/games/{game_id}/hint")
     async def hint(game_id: str, body: Hint) -> dict[str, str]:
@@ -211,8 +255,8 @@ def _add_game_routes(app: FastAPI, store: GameStore) -> None:
         return await run_in_threadpool(session.hint, spec)
 
     @app.post("/api/games/{game_id}/control")
-    def control(game_id: str, body: Control) -> dict[str, Any]:
-        return store.control(game_id, body.command).view()
+    def control(game_id: str, body: Control) -> Response:
+        return _json(store.control(game_id, body.command).view_json()[1])
 
     @app.get("/api/games/{game_id}/record")
     def record(game_id: str) -> JSONResponse:

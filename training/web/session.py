@@ -102,6 +102,7 @@ class GameSession:
         if mode == "replay":
             self.labels = ["record"] * n
         self.encoder = ObservationEncoder(rules)
+        self._rules_text = rules.describe()
         self.table = ActionTable(rules)
         self.views = SeatViews(rules)
         self.public = PublicTable(names=self.names, agents=self.labels, scores=list(self.game.scores), deal_number=1)
@@ -109,6 +110,8 @@ class GameSession:
         self.actions: list[int] = []
         self.revision = 0
         """Counts every change (actions, pause, play, errors): what a waiting client watches."""
+        self.on_change: Callable[[str], None] | None = None
+        """Called with the game's id after every change (from whichever thread made it)."""
         self.paused = mode != "play"
         """Watched games and replays start paused: the page's Play or Step sets them going."""
         self.steps = 0
@@ -120,6 +123,7 @@ class GameSession:
         self._hint_lock = threading.Lock()
         self._agents: dict[int, Agent] = {}
         self._hint_agents: dict[str, Agent] = {}
+        self._view_cache: tuple[int, int, bytes] | None = None
         self.created = self.last_active = time.time()
         self._news(f"deal 1: {self.names[self.game.deal.dealer]} deals")
 
@@ -189,7 +193,7 @@ class GameSession:
                 self.paused, self.steps = True, 1
             else:
                 raise GameError(f"unknown command {command!r}: use play, pause or step")
-            self.revision += 1
+            self._changed()
 
     def _check_running(self) -> None:
         if self.game.is_over:
@@ -232,7 +236,7 @@ class GameSession:
         """An agent failed: the game stops here with the message shown (nothing is lost)."""
         with self.lock:
             self.error = message
-            self.revision += 1
+            self._changed()
 
     def _agent(self, seat: int) -> Agent:
         agent = self._agents.get(seat)
@@ -269,7 +273,6 @@ class GameSession:
         tricks, exposed = len(deal.tricks), deal.exposed
         game.apply_action(action)
         self.actions.append(action)
-        self.revision += 1
         self.last_active = time.time()
         text = action_to_str(action, rules)
         self.events.append({"kind": "action", "seat": seat, "text": text, "public": announcement(phase, action, text)})
@@ -288,6 +291,12 @@ class GameSession:
             self._news(f"{names[deal.contractor]} plays open misère: the hand is now face up")
         if deal.is_over:
             self._end_of_deal(deal)
+        self._changed()
+
+    def _changed(self) -> None:
+        self.revision += 1
+        if self.on_change is not None:
+            self.on_change(self.id)
 
     def _end_of_deal(self, deal: Deal) -> None:
         game, public, names = self.game, self.public, self.names
@@ -321,7 +330,21 @@ class GameSession:
 
     def view(self) -> dict[str, Any]:
         """What the page is sent: the person's view (play mode, from their observation) or the
-        spectator's (every hand), with the session's settings."""
+        spectator's (every hand), with the session's settings (a fresh copy)."""
+        return json.loads(self.view_json()[1])
+
+    def view_json(self) -> tuple[int, bytes]:
+        """The view's ``revision`` and the view as JSON, built once per change of the game."""
+        with self.lock:
+            if self._view_cache is None or self._view_cache[0] != self.revision:
+                text = json.dumps(self._build_view()).encode()
+                # The revision is a digest of what the viewer sees: it changes exactly when the view
+                # does (a count of moves would show the turns the viewer may not see).
+                revision = zlib.crc32(text)
+                self._view_cache = (self.revision, revision, b'%s, "revision": %d}' % (text[:-1], revision))
+            return self._view_cache[1:]
+
+    def _build_view(self) -> dict[str, Any]:
         with self.lock:
             game = self.game
             deal = game.deal
@@ -337,13 +360,10 @@ class GameSession:
             else:
                 view = self.views.player_view(viewer, vector, mask, self.public)
             view.update(id=self.id, mode=self.mode, length=self.length, preset=self.rules.preset,
-                        rules=self.rules.describe(), target=self.rules.target, sides=self.rules.num_sides,
+                        rules=self._rules_text, target=self.rules.target, sides=self.rules.num_sides,
                         log=self._log(viewer), paused=self.paused, error=self.error,
                         replayed=len(self.actions) if self.mode == "replay" else None,
                         script=len(self.script) if self.mode == "replay" else None)
-        # The revision is a digest of what the viewer sees: it changes exactly when the view does
-        # (a count of moves would show the turns the viewer may not see).
-        view["revision"] = zlib.crc32(json.dumps(view, sort_keys=True).encode())
         return view
 
     def record_json(self) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 their agents' moves played by worker threads at a person's pace (:class:`Scheduler`).
 
 Each game is a file ``<folder>/<id>.json`` (:meth:`GameSession.to_json`), rewritten whole or not
-at all (:func:`five_hundred_env.files.write_atomic`) after every move, so a server stopped at
-any time restarts with every game where it was. The agents think on the scheduler's worker
+at all (:func:`five_hundred_env.files.write_atomic`) after every move by a writer thread
+(:class:`Saver`, so that no answer waits for the disk); stopping the server writes what is
+pending, so a restart finds every game where it was. The agents think on the scheduler's worker
 threads, never on a request's: a slow search agent holds up its own game only.
 """
 
@@ -70,6 +71,70 @@ class Scheduler:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+class Saver:
+    """Writes games to ``folder`` on its own thread, each file whole or not at all and always the
+    game's latest state, so that a move's answer never waits for the disk (a game is on disk
+    milliseconds after its move). :meth:`flush` waits until everything pending is written."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._pending: dict[str, GameSession] = {}
+        self._writing = False
+        self._wake = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="five-hundred-saver", daemon=True)
+        self._thread.start()
+
+    def path(self, game_id: str) -> Path:
+        return self.folder / f"{game_id}.json"
+
+    def save(self, session: GameSession) -> None:
+        """Write ``session`` soon (once, however often it is asked before the write)."""
+        with self._wake:
+            self._pending[session.id] = session
+            self._wake.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._stopped:
+                    self._wake.wait()
+                if not self._pending:
+                    return
+                _game_id, session = self._pending.popitem()
+                self._writing = True
+            try:
+                self._write(session)
+            except OSError as e:
+                log.error("could not save game %s: %s", session.id, e)
+            finally:
+                with self._wake:
+                    self._writing = False
+                    self._wake.notify_all()
+
+    def _write(self, session: GameSession) -> None:
+        with session.lock:  # a snapshot: the game may go on while it is written
+            if session.closed:
+                return
+            text = json.dumps(session.to_json()).encode()
+        write_atomic(self.path(session.id), lambda f: f.write(text))
+        if session.closed:  # deleted while being written: the file goes too
+            self.path(session.id).unlink(missing_ok=True)
+
+    def flush(self) -> None:
+        """Wait until every pending write is done."""
+        with self._wake:
+            while self._pending or self._writing:
+                self._wake.wait()
+
+    def stop(self) -> None:
+        """Write what is pending, then stop the thread."""
+        with self._wake:
+            self._stopped = True
+            self._wake.notify_all()
+        self._thread.join()
+
+
 class GameStore:
     """The games of one server. ``folder``: where games are kept (``None``: in memory only);
     ``max_games``: how many may exist at once; ``idle_seconds``: a game nobody has looked at for
@@ -95,10 +160,14 @@ class GameStore:
                 raise ValueError(f"--agent-file {path}: no such file")
             self.agent_files.append(str(path))
         self.games: dict[str, GameSession] = {}
+        self.watchers: list[Callable[[str], None]] = []
+        """Called with a game's id after each change of it (the app wakes the requests waiting on it)."""
         self._lock = threading.Lock()
         self.scheduler = Scheduler(workers)
+        self.saver: Saver | None = None
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
+            self.saver = Saver(self.folder)
             self._load()
         self.scheduler.at(time.monotonic() + self._sweep_every(), self._sweep_job)
 
@@ -157,7 +226,7 @@ class GameStore:
                         session._agent(s)  # fail now on a spec that does not load
             except (ValueError, AgentUnavailableError) as e:
                 raise GameError(f"cannot start the game: {e}") from None
-            self.games[game_id] = session
+            self._add(session)
         self._save(session)
         self._kick(session)
         return session
@@ -168,6 +237,14 @@ class GameStore:
             return make_rules(preset)
         except (ValueError, TypeError) as e:
             raise GameError(str(e)) from None
+
+    def _add(self, session: GameSession) -> None:
+        session.on_change = self._changed
+        self.games[session.id] = session
+
+    def _changed(self, game_id: str) -> None:
+        for watcher in self.watchers:
+            watcher(game_id)
 
     def get(self, game_id: str) -> GameSession:
         """The game of that id (a :class:`GameError` 404 if there is none); it counts as active now."""
@@ -185,6 +262,7 @@ class GameStore:
         with session.lock:
             session.closed = True
         self._remove_file(game_id)
+        self._changed(game_id)  # wakes the requests waiting on it
 
     # -- moves -----------------------------------------------------------------------------------
     def play(self, game_id: str, action: Any) -> GameSession:
@@ -230,21 +308,18 @@ class GameStore:
         self._kick(session)
 
     # -- on disk, and expiry ---------------------------------------------------------------------
-    def _path(self, game_id: str) -> Path:
-        assert self.folder is not None
-        return self.folder / f"{game_id}.json"
-
     def _save(self, session: GameSession) -> None:
-        if self.folder is None:
-            return
-        with session.lock:  # one writer at a time, each writing the state as it is now (never an older one over a newer)
-            if not session.closed:
-                text = json.dumps(session.to_json()).encode()
-                write_atomic(self._path(session.id), lambda f: f.write(text))
+        if self.saver is not None:
+            self.saver.save(session)
+
+    def flush(self) -> None:
+        """Wait until every game is on disk as it is now."""
+        if self.saver is not None:
+            self.saver.flush()
 
     def _remove_file(self, game_id: str) -> None:
-        if self.folder is not None:
-            self._path(game_id).unlink(missing_ok=True)
+        if self.saver is not None:
+            self.saver.path(game_id).unlink(missing_ok=True)
 
     def _load(self) -> None:
         assert self.folder is not None
@@ -257,7 +332,7 @@ class GameStore:
             if session.id != path.stem or not GAME_ID.match(session.id):
                 log.warning("skipping the saved game %s: its id does not match its file name", path)
                 continue
-            self.games[session.id] = session
+            self._add(session)
             self._kick(session)
 
     def _sweep_every(self) -> float:
@@ -276,8 +351,10 @@ class GameStore:
         return expired
 
     def close(self) -> None:
-        """Stop the agents (every game is already on disk)."""
+        """Stop the agents, then write every game still pending: a restart finds them all where they were."""
         self.scheduler.stop()
+        if self.saver is not None:
+            self.saver.stop()
 
 
 __all__ = ["GAME_ID", "GameStore", "Scheduler"]

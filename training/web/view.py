@@ -1,8 +1,8 @@
 """What the page is sent about the table: one seat's view, built from that seat's observation.
 
 A player's view (:func:`player_view`) is made of two things only: the seat's own observation
-vector (decoded by the heuristic's :class:`~agents.heuristic.view.ViewDecoder` and
-:meth:`~five_hundred_env.observation.ObservationEncoder.decode`, the very input an agent gets)
+vector (decoded by the heuristic's :class:`~agents.heuristic.view.ViewDecoder`, and its
+``to_act`` slice read at the encoder's layout: the very input an agent gets)
 and the :class:`PublicTable`, what everyone at the table knows (the names, the scores, the
 announcements each seat heard). Nothing is read from the other hands, so a view cannot show
 them; ``tests/test_web_api.py`` checks it by moving hidden cards and comparing the views. A
@@ -74,19 +74,23 @@ class SeatViews:
         self.rules = rules
         self.decoder = ViewDecoder(rules, card_tables(rules))
         self.table = ActionTable(rules)
+        offset, (width,) = self.decoder.encoder.layout["to_act"]
+        self._to_act = slice(offset, offset + width)
+        self._sides = [rules.side_of(s) for s in range(rules.num_players)]
+        self._partners = [rules.partner_of(s) for s in range(rules.num_players)]
+        self._two_jokers = rules.two_jokers
 
     def player_view(self, seat: int, vector: np.ndarray, mask: np.ndarray | None, public: PublicTable) -> dict[str, Any]:
         """The table as ``seat`` sees it, from its observation ``vector`` (and action ``mask`` when it
         is to act) and the public table; seats are absolute (0 … n-1)."""
         rules = self.rules
-        n, two = rules.num_players, rules.two_jokers
+        n, two = rules.num_players, self._two_jokers
         v = self.decoder.decode(vector)
-        named = self.decoder.encoder.decode(vector)
 
         def absolute(relative: int) -> int | None:
             return None if relative < 0 else (relative + seat) % n
 
-        to_act_rows = np.flatnonzero(named["to_act"])
+        to_act_rows = np.flatnonzero(vector[self._to_act])
         to_act = None if public.over or not len(to_act_rows) else absolute(int(to_act_rows[0]))
         contractor = absolute(v.contractor)
         sitting_out = absolute(v.sitting_out)
@@ -97,8 +101,8 @@ class SeatViews:
             held = rules.hand_size - v.played[relative].bit_count()
             if phase == "discard" and s == contractor:
                 held += rules.kitty_size - public.discarded
-            seats.append({"seat": s, "name": public.names[s], "agent": public.agents[s], "side": rules.side_of(s),
-                          "you": s == seat, "partner": s == rules.partner_of(seat),
+            seats.append({"seat": s, "name": public.names[s], "agent": public.agents[s], "side": self._sides[s],
+                          "you": s == seat, "partner": s == self._partners[seat],
                           "dealer": relative == v.dealer, "to_act": s == to_act, "tricks": v.tricks_won[relative],
                           "held": held, "sits_out": s == sitting_out,
                           "contractor": s == contractor, "hand": None})
@@ -127,7 +131,7 @@ class SeatViews:
         """The table with every hand face up, the dealt kitty and the discards (watch mode and
         replays): the view of ``observer`` (the seat to act) with the deal's hidden cards added."""
         view = self.player_view(observer, vector, mask, public)
-        two = self.rules.two_jokers
+        two = self._two_jokers
         for entry, hand in zip(view["seats"], deal.hands, strict=True):
             entry["hand"] = sorted_cards(hand, deal.ctx, two)
             entry["you"] = entry["partner"] = False

@@ -25,7 +25,8 @@ def free_port() -> int:
 def running_server(store: GameStore) -> Iterator[str]:
     """Serve ``store`` on 127.0.0.1 (only) in a thread; yields the base URL; stops it afterwards."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning",
+                                              timeout_graceful_shutdown=1))  # long polls end at once
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -43,5 +43,6 @@ def serve(args: argparse.Namespace) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Five Hundred at http://{host}:{args.port}/  ({len(store.games)} games resumed from {store.folder}; Ctrl-C stops)",
           flush=True)
-    uvicorn.run(create_app(store), host=args.host, port=args.port, log_level="warning")
+    # Ctrl-C ends the pages' long polls after a second; the games are written before the process exits.
+    uvicorn.run(create_app(store), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1)
     return 0

@@ -459,7 +459,7 @@ function renderSide(v) {
     li.textContent = line;
     return li;
   }));
-  log.parentElement.scrollTop = log.parentElement.scrollHeight;
+  log.scrollTop = log.scrollHeight;
 }
 
 setup().catch((e) => showError(e.message));

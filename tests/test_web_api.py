@@ -450,6 +450,20 @@ def test_a_slow_agent_holds_up_only_its_own_game(client):
         unregister_agent("web-test-slow")
 
 
+def test_a_checkpoint_given_to_the_server_is_an_agent_and_no_other_file_is():
+    from agents.pretrained import pretrained_path
+
+    path = str(pretrained_path("australian"))
+    store = GameStore(None, pace=0.0, agent_files=[path])
+    with TestClient(create_app(store)) as client:
+        assert path in client.get("/api/info").json()["agents"]
+        view = wait_turn(client, new_game(client, agents=[None, path, "heuristic", path]))
+        assert view["seats"][1]["agent"] == path
+        other = str(pretrained_path("french_46"))
+        refused(client.post("/api/games", json={"preset": "australian", "agents": [None, other, "heuristic", "heuristic"]}),
+                400, "unknown agent")
+
+
 def test_the_number_of_games_is_bounded():
     store = GameStore(None, max_games=2, pace=0.0)
     with TestClient(create_app(store)) as client:

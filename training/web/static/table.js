@@ -385,6 +385,8 @@ function renderTrick(v) {
     if (last && play.seat === last.winner) el.classList.add("winner");
     box.append(el);
   }
+  // The suit led, named by the joker when a suitless joker leads.
+  $("led").textContent = v.trick.length && v.led_suit !== null ? `${SUITS[v.led_suit]} led` : "";
   const finished = v.tricks.length ? v.tricks[v.tricks.length - 1] : v.previous && v.previous.last_trick;
   $("trick-result").textContent = finished ? finished.text : "";
 }
@@ -452,6 +454,14 @@ function renderActions(v) {
 
 function renderSide(v) {
   $("previous").textContent = v.previous ? `Last deal: ${v.previous.text}` : "";
+  const kitty = $("kitty-box");
+  kitty.replaceChildren();
+  for (const [label, cards] of [[v.seat === null ? "Kitty" : "The kitty you took", v.kitty], ["Discards", v.discards]]) {
+    if (!cards.length) continue;
+    const line = document.createElement("div");
+    line.append(`${label}: `, ...cards.map((c) => cardElement(c)));
+    kitty.append(line);
+  }
   $("auction").textContent = v.auction.map((b) => `${v.seats[b.seat].name} ${bidText(b.bid)}`).join(" · ") || "—";
   const log = $("log");
   log.replaceChildren(...v.log.map((line) => {

@@ -267,6 +267,14 @@ def test_one_deal_gives_a_deal_record(client):
     assert record["kind"] == "deal" and replay(record).is_over
 
 
+def test_a_view_request_waits_for_a_change_or_its_time(client):
+    view = wait_turn(client, new_game(client))  # the person is to act: nothing changes until they do
+    again = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 0.2}).json()
+    assert again == view
+    other = client.get(f"/api/games/{view['id']}", params={"after": view["revision"] + 1, "wait": 20}).json()
+    assert other == view  # a revision other than the view's: answered at once
+
+
 def test_a_hint_is_a_legal_move_of_the_chosen_agent(client):
     view = wait_turn(client, new_game(client))
     for agent in ("heuristic", "random", "heuristic@play"):

@@ -35,6 +35,8 @@ LENGTHS = ("game", "deal")
 SESSION_FORMAT = "five-hundred-web-game/1"
 LOG_LINES = 60
 """How many of the latest log lines a view carries."""
+MAX_HINT_AGENTS = 4
+"""How many hint agents (one per spec asked for) a game keeps."""
 TRICK_PAUSE, DEAL_PAUSE = 2.0, 4.0
 """The pause after a finished trick and after a finished deal, in units of the session's pace."""
 
@@ -259,6 +261,8 @@ class GameSession:
         with self._hint_lock:  # one hint at a time: an agent object thinks for one caller
             agent = self._hint_agents.get(spec)
             if agent is None:
+                if len(self._hint_agents) >= MAX_HINT_AGENTS:  # the oldest goes: a page cannot pile up agents
+                    del self._hint_agents[next(iter(self._hint_agents))]
                 agent = self._hint_agents[spec] = factory(self.rules, self.seed % 2**32)
             action = int(agent.act(observation))
         return {"agent": factory.label, "action": self.table.to_str(action)}

@@ -350,6 +350,8 @@ def refused(response, status: int, words: str) -> None:
     ({"agents": ["heuristic", "nobody", "heuristic", "heuristic"]}, 400, "unknown agent 'nobody'"),
     ({"agents": ["heuristic", "/etc/hostname", "heuristic", "heuristic"]}, 400, "unknown agent"),
     ({"agents": ["heuristic", "pimc:nonsense", "heuristic", "heuristic"]}, 400, "key=value"),
+    ({"agents": ["heuristic", "pimc:worlds=2,rollout=/etc/hostname", "heuristic", "heuristic"]}, 400, "is a file"),
+    ({"agents": ["heuristic", "pimc:rollout=pyproject.toml", "heuristic", "heuristic"]}, 400, "is a file"),
     ({"mode": "spy"}, 400, "mode must be one of"),
     ({"length": "forever"}, 400, "length must be"),
     ({"pace": 99}, 422, "pace"),

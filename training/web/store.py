@@ -192,6 +192,12 @@ class GameStore:
             agent_factory(spec)
         except ValueError as e:
             raise GameError(str(e)) from None
+        options = spec.partition("@")[0].partition(":")[2]
+        for item in filter(None, options.split(",")):  # an option may name an agent (pimc:rollout=...): no file but ours
+            value = item.partition("=")[2].strip()
+            if value not in self.agent_files and (re.search(r"[/\\~]", value) or Path(value).exists()):
+                raise GameError(f"agent spec {spec!r}: {value!r} is a file; only the checkpoints given to the server "
+                                "(--agent-file) may be loaded")
         return spec
 
     def create(self, preset: Any = "australian", *, mode: str = "play", seat: int | None = 0,

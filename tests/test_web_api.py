@@ -554,23 +554,41 @@ def test_the_pace_waits_longer_after_a_trick_and_not_after_a_hidden_turn():
 
 
 # -- 5. the command ---------------------------------------------------------------------------------------
-def test_serve_starts_prints_its_address_and_stops_on_ctrl_c(tmp_path):
-    from web_helpers import free_port
-
-    port = free_port()
+def serve(tmp_path, port: int) -> subprocess.Popen:
+    """``five-hundred serve`` in a process of its own, its games in ``tmp_path``; returns once it answers."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     process = subprocess.Popen([sys.executable, "-m", "training.cli", "serve", "--port", str(port), "--games-dir",
                                 str(tmp_path), "--pace", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert f"http://127.0.0.1:{port}/" in process.stdout.readline()
+    for _ in range(600):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=5)
+            return process
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError("the server does not answer")
+
+
+def test_serve_prints_its_address_and_a_restart_after_ctrl_c_resumes_the_games(tmp_path):
+    from web_helpers import free_port
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = serve(tmp_path, port)
     try:
-        line = process.stdout.readline()
-        assert f"http://127.0.0.1:{port}/" in line
-        for _ in range(200):
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
-        assert response.status_code == 200 and "australian" in response.json()["presets"]
+        assert "australian" in httpx.get(f"{base}/api/info").json()["presets"]
+        view = httpx.post(f"{base}/api/games", json={"preset": "french_46", "agents": agents_for("french_46")}).json()
+        while not view["legal"]:
+            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
+        view = httpx.post(f"{base}/api/games/{view['id']}/action", json={"action": choose(view)}).json()
+        while not view["legal"]:  # the agents' moves after it, to the person's next turn
+            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+    process = serve(tmp_path, port)
+    try:
+        assert httpx.get(f"{base}/api/games/{view['id']}").json() == view
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)

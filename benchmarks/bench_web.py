@@ -7,7 +7,8 @@ agents and play it to the end (they bid whenever they may, so contracts are play
 end, and play their first legal card), waiting for their turn by long polling. It prints the
 human moves per second and the p50/p99 latency of a human move — the time of the ``POST
 /action`` request, which applies the move and answers with the new view; the agents think
-afterwards, off the request path — and stops the server.
+afterwards, off the request path — and stops the server. ``--think S`` makes each client wait S
+seconds before each of its moves, as a person would (by default they do not wait: a stress test).
 
     python benchmarks/bench_web.py --games 50 --json OUT.json
     python benchmarks/bench_web.py --games 10 --agents pretrained --preset french_46
@@ -70,9 +71,10 @@ def choose(view: dict) -> str:
 class Client(threading.Thread):
     """One person playing one game through the API; records the latency of each of their moves."""
 
-    def __init__(self, base: str, preset: str, agents: str, players: int, start: threading.Barrier) -> None:
+    def __init__(self, base: str, preset: str, agents: str, players: int, start: threading.Barrier, think: float) -> None:
         super().__init__(daemon=True)
         self.base, self.preset, self.agents, self.players, self.start_together = base, preset, agents, players, start
+        self.think = think
         self.latencies: list[float] = []
         self.errors: list[str] = []
         self.finished = False
@@ -98,6 +100,7 @@ class Client(threading.Thread):
             if not view["legal"]:
                 response = http.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 20})
             else:
+                time.sleep(self.think)
                 began = time.perf_counter()
                 response = http.post(f"/api/games/{view['id']}/action", json={"action": choose(view)})
                 self.latencies.append(time.perf_counter() - began)
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="australian")
     parser.add_argument("--agents", default="heuristic", help="the agents' spec (default heuristic)")
     parser.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds each client waits before its move, as a person would (default 0: no wait)")
     parser.add_argument("--json", metavar="OUT", help="write the figures as JSON")
     args = parser.parse_args(argv)
     from five_hundred_env.rules import make_rules
@@ -129,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         server = start_server(port, folder, args.games, args.workers)
         try:
             together = threading.Barrier(args.games)
-            clients = [Client(f"http://127.0.0.1:{port}", args.preset, args.agents, players, together) for _ in range(args.games)]
+            clients = [Client(f"http://127.0.0.1:{port}", args.preset, args.agents, players, together, args.think)
+                       for _ in range(args.games)]
             began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
             for client in clients:
                 client.start()
@@ -146,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
         "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
-        "agents": args.agents, "cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+        "agents": args.agents, "think_s": args.think, "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_cpu_s": round(server_cpu, 2), "clients_cpu_s": round(own_cpu, 2),
     }
     for error in errors[:5]:

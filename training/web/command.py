@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 from pathlib import Path
 
@@ -43,6 +44,10 @@ def serve(args: argparse.Namespace) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Five Hundred at http://{host}:{args.port}/  ({len(store.games)} games resumed from {store.folder}; Ctrl-C stops)",
           flush=True)
+    # What was loaded at start (FastAPI, numpy, the agents' tables, the resumed games) stays for good:
+    # kept out of the collector's full passes, which would otherwise walk it all (some 100 ms on a
+    # busy machine) in the middle of someone's move.
+    gc.freeze()
     # Ctrl-C ends the pages' long polls after a second; the games are written before the process exits.
     uvicorn.run(create_app(store), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1)
     return 0

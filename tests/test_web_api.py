@@ -527,6 +527,10 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
 def test_a_damaged_game_file_is_skipped(tmp_path):
     (tmp_path / ("B" * 24 + ".json")).write_text("{not json")
     (tmp_path / ("C" * 24 + ".json")).write_text(json.dumps({"format": "five-hundred-web-game/1", "id": "C" * 24}))
+    saved = GameSession("D" * 24, make_rules("australian"), agents=agents_for("australian"), seed=1).to_json()
+    saved["actions"] = [parse_action("NO_NOMINATION", make_rules("australian"))]  # not legal in the auction
+    (tmp_path / ("D" * 24 + ".json")).write_text(json.dumps(saved))
+    assert GameSession.from_json({**saved, "actions": []}).id == "D" * 24  # the same file without the bad move loads
     store = GameStore(tmp_path, pace=0.0)
     assert store.games == {}
     store.close()

@@ -405,8 +405,9 @@ class GameSession:
             session = cls(data["id"], Rules.from_dict(data["rules"]), mode=data["mode"], seat=data["seat"],
                           agents=data["agents"], length=data["length"], seed=data["seed"], pace=data["pace"],
                           record=data.get("record"), first_deal=None if first is None else replay_start(first)[0].deal)
-            for action in data["actions"]:
-                session.game.legal_actions().index(action)  # a ValueError if not legal
+            for number, action in enumerate(data["actions"]):
+                if action not in session.game.legal_actions():
+                    raise ValueError(f"its move {number} ({action!r}) is not legal there")
                 session._apply(action)
         except (KeyError, TypeError, GameError) as e:
             raise ValueError(f"a malformed saved web game: {e}") from None

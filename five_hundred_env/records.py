@@ -83,6 +83,21 @@ def replay(record: dict[str, Any], rules: Rules | None = None) -> Deal | Game:
     return game
 
 
+def replay_start(record: dict[str, Any]) -> tuple[Game, list[Deal]]:
+    """A record set up to be replayed step by step: the whole record is checked first
+    (:func:`replay`), then a game at the record's start (its deals as dealt, played in turn; its
+    starting scores; no deal beyond the record) and the recorded deals, whose ``history`` holds
+    the actions to apply to it, in order."""
+    state = replay(record)
+    played = [state] if isinstance(state, Deal) else state.deals[:len(record["deals"])]  # not the deal dealt after them
+    rules = played[0].rules
+    deals = [Deal(rules, d.dealt, d.kitty, d.dealer) for d in played]
+    scores = None if isinstance(state, Deal) else state.starting_scores
+    game = Game(rules, first_deal=deals[0], scores=scores, max_deals=len(deals))
+    game.upcoming_deals = deals[1:]
+    return game, played
+
+
 def _deal_of(entry: Any, index: int, rules: Rules) -> Deal:
     """The deal of one record entry, as dealt."""
     try:

@@ -63,13 +63,19 @@ def hand_groups(deal: Deal, seat: int) -> list[tuple[int, list[int]]]:
 
 
 def _groups(deal: Deal, cards: int) -> list[tuple[int, list[int]]]:
-    trump = deal.trump
-    eff = EFFECTIVE_SUIT[deal.ctx]
+    return card_groups(deal.ctx, cards)
+
+
+def card_groups(ctx: int, cards: int) -> list[tuple[int, list[int]]]:
+    """A set of cards (a mask) grouped as :func:`hand_groups` groups a hand, in the trump context
+    ``ctx`` of §6 (0-3: that suit is trumps; 4 and over: no trumps, the joker suitless or nominated)."""
+    trump = ctx if ctx < 4 else -1
+    eff = EFFECTIVE_SUIT[ctx]
     groups: dict[int, list[tuple[int, int]]] = {}
     for card in mask_to_cards(cards):
         suit = eff[card]
         group = TRUMPS if trump >= 0 and suit == trump else suit
-        strength = WIN_KEY[deal.ctx][suit if suit < 4 else 0][card]
+        strength = WIN_KEY[ctx][suit if suit < 4 else 0][card]
         groups.setdefault(group, []).append((strength, card))
     return [(group, [card for _, card in sorted(groups[group], reverse=True)]) for group in sorted(groups)]
 

@@ -289,6 +289,12 @@ def _replay(args: argparse.Namespace) -> int:
     return replay_in_terminal(args.file, args.step)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from training.web.command import serve
+
+    return serve(args)
+
+
 # -- the parser --------------------------------------------------------------------------------
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -387,6 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", metavar="FILE", help="a record saved by 'play --save' or five_hundred_env.save_record")
     replay.add_argument("--step", action="store_true", help="wait for Enter after each action")
     replay.set_defaults(func=_replay)
+    from training.web.command import add_serve_arguments
+
+    serve = sub.add_parser("serve", help="a table in the browser: play against agents, watch them, replay records")
+    add_serve_arguments(serve)
+    serve.set_defaults(func=_serve)
     return parser
 
 

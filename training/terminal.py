@@ -25,9 +25,9 @@ from agents.play import Turn, play_game
 from agents.registry import agent_factory
 from five_hundred_env.actions import NO_NOMINATION, action_card, action_to_str, is_card_action
 from five_hundred_env.cards import card_to_str, mask_to_cards
-from five_hundred_env.engine import Deal, Game, Phase
+from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.env import raw_env
-from five_hundred_env.records import load_record, replay, save_record
+from five_hundred_env.records import load_record, replay_start, save_record
 from five_hundred_env.render import (
     card_text,
     colour_supported,
@@ -59,21 +59,27 @@ def action_text(env: raw_env, action: int, deal: Deal, colour: bool = False) -> 
     return env.action_to_str(action)
 
 
-def public_text(env: raw_env, turn: Turn, colour: bool = False) -> str | None:
-    """How another player's action is announced, or ``None`` when the others do not learn of it.
+def announcement(phase: Phase, action: int, text: str) -> str | None:
+    """How another player's action (the universal ``action``, spelt ``text``, taken in ``phase``)
+    is announced to the others, or ``None`` when they do not learn of it.
 
     Discards are face down (§5). Choosing not to nominate the joker is not announced: only the
     contractor holding the joker has that turn, so announcing it would show where the joker is
     (the environment hides that turn from the others too, §7). A nomination is announced: the
     nominated suit is public (every observation shows it) from then on.
     """
-    if turn.phase == Phase.DISCARD:
+    if phase == Phase.DISCARD:
         return "discards a card"
-    if env.actions.universal[turn.action] == NO_NOMINATION:
+    if action == NO_NOMINATION:
         return None
-    if turn.phase == Phase.CALL:  # the call is public (§10.5)
-        return "calls " + action_text(env, turn.action, turn.deal, colour)
-    return action_text(env, turn.action, turn.deal, colour)
+    if phase == Phase.CALL:  # the call is public (§10.5)
+        return "calls " + text
+    return text
+
+
+def public_text(env: raw_env, turn: Turn, colour: bool = False) -> str | None:
+    """How another player's action is announced (:func:`announcement`), marked for a person."""
+    return announcement(turn.phase, env.actions.universal[turn.action], action_text(env, turn.action, turn.deal, colour))
 
 
 def deal_summary(deal: Deal, names: Sequence[str], scores: Sequence[int], labels: Sequence[str] | None = None) -> str:
@@ -233,13 +239,9 @@ def replay_in_terminal(file: str | Path, step: bool) -> int:
     """Print a record's deals as dealt and the table after each action (``step``: wait for Enter
     after each). The whole record is checked first (:func:`five_hundred_env.records.replay`) and
     shown from the state it rebuilds. Returns the exit status."""
-    state = replay(load_record(file))
-    played = [state] if isinstance(state, Deal) else state.deals
-    rules = played[0].rules
-    deals = [Deal(rules, d.dealt, d.kitty, d.dealer) for d in played]
-    scores = None if isinstance(state, Deal) else state.starting_scores
-    game = Game(rules, first_deal=deals[0], scores=scores, max_deals=len(deals))  # no deal beyond the record
-    game.upcoming_deals = deals[1:]
+    game, played = replay_start(load_record(file))
+    rules = game.rules
+    deals = [game.deal, *game.upcoming_deals]
     names = [f"player_{i}" for i in range(rules.num_players)]
     two = rules.two_jokers
     try:
@@ -265,5 +267,5 @@ def replay_in_terminal(file: str | Path, step: bool) -> int:
     return 0
 
 
-__all__ = ["HumanView", "QuitGame", "TableNews", "TerminalPlayer", "action_text", "deal_summary",
+__all__ = ["HumanView", "QuitGame", "TableNews", "TerminalPlayer", "action_text", "announcement", "deal_summary",
            "play_in_terminal", "public_text", "replay_in_terminal"]

@@ -1,0 +1,172 @@
+"""Load benchmark of the web table (``five-hundred serve``): N games played at once through the HTTP API.
+
+It starts its own server (a separate process, ``python -m training.cli serve``) on a free port of
+127.0.0.1, with the agents' pace at 0 and its games in a temporary folder (written to disk after
+every move, as in use); then N scripted clients, one thread each, start a game to 500 against
+agents and play it to the end (they bid whenever they may, so contracts are played and games
+end, and play their first legal card), waiting for their turn by long polling. It prints the
+human moves per second and the p50/p99 latency of a human move — the time of the ``POST
+/action`` request, which applies the move and answers with the new view; the agents think
+afterwards, off the request path — and stops the server. ``--think S`` makes each client wait S
+seconds before each of its moves, as a person would (by default they do not wait: a stress test).
+
+    python benchmarks/bench_web.py --games 50 --json OUT.json
+    python benchmarks/bench_web.py --games 10 --agents pretrained --preset french_46
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, folder: str, games: int, workers: int) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "training.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--games-dir", folder, "--pace", "0", "--max-games", str(games + 10), "--workers", str(workers)]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=2).status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError(f"the server did not start: {server.stdout.read() if server.stdout else ''}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) a process has used so far (Linux; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def choose(view: dict) -> str:
+    bids = [a for a in view["legal"] if a != "PASS"]
+    return bids[0] if bids else view["legal"][0]
+
+
+class Client(threading.Thread):
+    """One person playing one game through the API; records the latency of each of their moves."""
+
+    def __init__(self, base: str, preset: str, agents: str, players: int, start: threading.Barrier, think: float) -> None:
+        super().__init__(daemon=True)
+        self.base, self.preset, self.agents, self.players, self.start_together = base, preset, agents, players, start
+        self.think = think
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.finished = False
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base, timeout=60) as http:
+            self.start_together.wait()
+            try:
+                self.play(http)
+            except Exception as e:  # counted and reported, never hidden
+                self.errors.append(f"{type(e).__name__}: {e}")
+
+    def play(self, http: httpx.Client) -> None:
+        response = http.post("/api/games", json={"preset": self.preset, "seat": 0, "agents": [self.agents] * self.players})
+        if response.status_code != 201:
+            self.errors.append(f"new game: {response.status_code} {response.text}")
+            return
+        view = response.json()
+        while not (view["over"] or view["stopped"]):
+            if view["error"]:
+                self.errors.append(f"game error: {view['error']}")
+                return
+            if not view["legal"]:
+                response = http.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 20})
+            else:
+                time.sleep(self.think)
+                began = time.perf_counter()
+                response = http.post(f"/api/games/{view['id']}/action", json={"action": choose(view)})
+                self.latencies.append(time.perf_counter() - began)
+            if response.status_code != 200:
+                self.errors.append(f"{response.request.method} {response.status_code} {response.text}")
+                return
+            view = response.json()
+        self.finished = True
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=50, help="games played at once (default 50)")
+    parser.add_argument("--preset", default="australian")
+    parser.add_argument("--agents", default="heuristic", help="the agents' spec (default heuristic)")
+    parser.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds each client waits before its move, as a person would (default 0: no wait)")
+    parser.add_argument("--json", metavar="OUT", help="write the figures as JSON")
+    args = parser.parse_args(argv)
+    from five_hundred_env.rules import make_rules
+
+    players = make_rules(args.preset).num_players
+    port = free_port()
+    with tempfile.TemporaryDirectory() as folder:
+        server = start_server(port, folder, args.games, args.workers)
+        try:
+            together = threading.Barrier(args.games)
+            clients = [Client(f"http://127.0.0.1:{port}", args.preset, args.agents, players, together, args.think)
+                       for _ in range(args.games)]
+            began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
+            for client in clients:
+                client.start()
+            for client in clients:
+                client.join()
+            wall = time.perf_counter() - began
+            server_cpu, own_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - own_cpu
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    latencies = [x for c in clients for x in c.latencies]
+    errors = [e for c in clients for e in c.errors]
+    result = {
+        "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
+        "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
+        "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
+        "agents": args.agents, "think_s": args.think, "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "server_cpu_s": round(server_cpu, 2), "clients_cpu_s": round(own_cpu, 2),
+    }
+    for error in errors[:5]:
+        print("error:", error)
+    print(f"{result['games']} games at once ({result['finished']} played to the end), {result['moves']} human moves "
+          f"in {result['wall_s']} s: {result['moves_per_s']} moves/s; latency of a human move p50 {result['p50_ms']} ms, "
+          f"p99 {result['p99_ms']} ms; {result['errors']} errors ({result['cpus']} CPUs, load average {result['load_average']}; "
+          f"CPU time: the server {result['server_cpu_s']} s, the clients {result['clients_cpu_s']} s)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,611 @@
+"""The web table's HTTP API (training.web) through FastAPI's test client, and its game sessions.
+
+First the honesty of what a player is sent: like the terminal's transcript twins
+(tests/test_human_view.py), the same game is played twice with hidden cards moved between the
+other hands and the kitty, and the person's views must be identical for as long as their own
+observation is. Then every endpoint, every bad input (each a 4xx with a one-line message, the game
+unchanged), a slow agent that does not hold up another game, the bound on games, idle expiry, and
+a server restart that resumes every game where it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from env_helpers import PRESET_NAMES
+from fastapi.testclient import TestClient
+
+from agents.base import Agent
+from agents.heuristic import HeuristicAgent
+from agents.registry import register_agent, unregister_agent
+from five_hundred_env.actions import ActionTable, action_to_str, parse_action
+from five_hundred_env.engine import Deal, deal_to_cards
+from five_hundred_env.records import record_of, replay
+from five_hundred_env.rules import make_rules
+from training.web.app import MAX_BODY, create_app
+from training.web.session import GameSession
+from training.web.store import GameStore
+
+HUMAN = 0
+
+
+def agents_for(preset: str, spec: str = "heuristic") -> list[str]:
+    return [spec] * make_rules(preset).num_players
+
+
+def choose(view: dict) -> str:
+    """The scripted person: PASS when legal, else the first legal move (read from the view only)."""
+    return "PASS" if "PASS" in view["legal"] else view["legal"][0]
+
+
+def bid_high(view: dict) -> str:
+    """A person who bids whenever they may: games end fast (contracts made or lost)."""
+    bids = [a for a in view["legal"] if a != "PASS"]
+    return bids[0] if bids else view["legal"][0]
+
+
+def run_agents(session: GameSession) -> None:
+    """Play the agents' moves in this thread until the person is to act or the game ends."""
+    while (prepared := session.prepare_move()) is not None:
+        revision, think = prepared
+        assert session.finish_move(revision, think())
+
+
+@pytest.fixture
+def client():
+    store = GameStore(None, pace=0.0, workers=2)
+    with TestClient(create_app(store)) as c:
+        c.store = store
+        yield c
+
+
+def wait_turn(client: TestClient, view: dict) -> dict:
+    """Long-poll until the person may act or the game is finished."""
+    while not view["legal"] and not (view["over"] or view["stopped"]):
+        view = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}).json()
+        assert view["error"] is None, view["error"]
+    return view
+
+
+def new_game(client: TestClient, preset: str = "australian", **extra) -> dict:
+    body = {"preset": preset, "agents": agents_for(preset), "seat": HUMAN, **extra}
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+# -- 1. a player is sent nothing they may not know ----------------------------------------------------------
+class Scripted(Agent):
+    """Plays its script's next action whenever that is legal, else the heuristic's choice."""
+
+    def __init__(self, rules, seed, script=()):
+        super().__init__(rules, seed)
+        self.table, self.script = ActionTable(rules), list(script)
+        self.fallback = HeuristicAgent(rules, seed=seed)
+
+    def act(self, observation):
+        if self.script:
+            action = self.table.compact[parse_action(self.script[0], self.rules)]
+            if observation["action_mask"][action]:
+                self.script.pop(0)
+                return action
+        return self.fallback.act(observation)
+
+
+def dealt(rules, seed):
+    deal = Deal.new(rules, random.Random(seed), rules.num_players - 1)
+    cards = deal_to_cards(rules, deal.hands, deal.kitty)
+    return cards["hands"], cards["kitty"]
+
+
+def swapped(hands, kitty, first: str, second: str):
+    places = [list(h) for h in hands] + [list(kitty)]
+    for group in places:
+        for i, card in enumerate(group):
+            group[i] = second if card == first else first if card == second else card
+    return places[:-1], places[-1]
+
+
+@contextlib.contextmanager
+def scripted_specs(rules, scripts: dict[int, list[str]]):
+    """The agent specs of every seat but the person's: scripted agents where ``scripts`` says."""
+    names = []
+    for seat, script in scripts.items():
+        names.append(f"web-test-scripted-{seat}")
+        register_agent(names[-1], lambda r, s, script=script: Scripted(r, s, script), replace=True)
+    try:
+        yield [None if s == HUMAN else f"web-test-scripted-{s}" if s in scripts else "heuristic"
+               for s in range(rules.num_players)]
+    finally:
+        for name in names:
+            unregister_agent(name)
+
+
+def views_of(rules, hands, kitty, scripts=None) -> tuple[list, GameSession]:
+    """Everything the person at seat 0 is sent in one deal (each view that differs from the one
+    before), with a marker ``("obs", bytes)`` each time their own observation changes."""
+    with scripted_specs(rules, scripts or {}) as specs:
+        return _views_of(rules, hands, kitty, specs)
+
+
+def _views_of(rules, hands, kitty, specs) -> tuple[list, GameSession]:
+    first = Deal.from_cards(rules, hands, kitty, rules.num_players - 1)
+    session = GameSession("twin-" + "x" * 16, rules, seat=HUMAN, agents=specs, length="deal", seed=3, first_deal=first)
+    stream: list = []
+    last, last_view = [b""], [""]
+
+    def observe():
+        digest = session.encoder.encode(session.game.deal, HUMAN, session.game.scores).tobytes()
+        if digest != last[0]:
+            stream.append(("obs", digest))
+            last[0] = digest
+        view = json.dumps(session.view(), sort_keys=True)
+        if view != last_view[0]:  # what a client sees: a hidden turn must change nothing, its revision included
+            stream.append(view)
+            last_view[0] = view
+
+    observe()
+    while not session.finished:
+        if session.agent_to_move():
+            revision, think = session.prepare_move()
+            session.finish_move(revision, think())
+        else:
+            session.play(choose(session.view()))
+        observe()
+    return stream, session
+
+
+def same_until_the_person_may_know_more(a: list, b: list) -> list:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            assert isinstance(x, tuple) and isinstance(y, tuple), (
+                f"the person was sent different views while knowing the same:\n{x}\n{y}")
+            return a[:i]
+    assert len(a) == len(b)
+    return a
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("seed", range(2))
+def test_moving_one_hidden_card_changes_no_view_the_person_is_sent(preset, seed):
+    rules = make_rules(preset)
+    hands, kitty = dealt(rules, seed)
+    rng = random.Random(seed)
+    hidden = [c for h in hands[1:] for c in h] + kitty
+    first = rng.choice(hidden)
+    second = rng.choice([c for c in hidden if not any(first in g and c in g for g in [*hands, kitty])])
+    a, _ = views_of(rules, hands, kitty)
+    b, _ = views_of(rules, *swapped(hands, kitty, first, second))
+    common = same_until_the_person_may_know_more(a, b)
+    views = [json.loads(x) for x in common if isinstance(x, str)]
+    assert any(line.startswith("player_1: ") for v in views for line in v["log"])  # the comparison saw others act
+    for v in views:  # and no other hand is ever sent
+        assert all(s["hand"] is None for s in v["seats"] if s["seat"] != HUMAN)
+
+
+def test_the_kitty_discards_and_a_declined_nomination_stay_hidden():
+    """§5, §7: another contractor's kitty and discards are never sent, and their NO_NOMINATION
+    turn (which would show they hold the joker) changes no view, not even its revision."""
+    rules = make_rules("australian")
+    hands, kitty = dealt(rules, 2)
+    if "JK" not in hands[1]:
+        hands, kitty = swapped(hands, kitty, "JK", hands[1][0])
+    scripts = {1: ["6NT", "NO_NOMINATION"], 2: ["PASS"], 3: ["PASS"]}
+    a, session = views_of(rules, hands, kitty, scripts)
+    assert parse_action("NO_NOMINATION", rules) in session.game.deals[0].history
+    b, other = views_of(rules, *swapped(hands, kitty, "JK", hands[3][0]), scripts)
+    assert parse_action("NO_NOMINATION", rules) not in other.game.deals[0].history
+    common = [json.loads(x) for x in same_until_the_person_may_know_more(a, b) if isinstance(x, str)]
+    assert any(v["contract"] and v["trick"] for v in common)  # both reached the play of 6NT by player_1
+    assert all(not v["kitty"] and not v["discards"] for v in common)
+    assert not any("NOMINATION" in line for v in common for line in v["log"])
+
+
+def test_a_spectator_sees_every_hand_and_a_player_only_their_own(client):
+    watch = client.post("/api/games", json={"preset": "australian", "mode": "watch", "agents": agents_for("australian")}).json()
+    assert watch["seat"] is None and all(len(s["hand"]) == 10 for s in watch["seats"])
+    assert len(watch["kitty"]) == 3
+    play = new_game(client)
+    assert len(play["seats"][HUMAN]["hand"]) == 10
+    assert all(s["hand"] is None for s in play["seats"][1:]) and play["kitty"] == []
+
+
+# -- 2. every endpoint -----------------------------------------------------------------------------------
+def test_info_lists_the_presets_and_agents(client):
+    info = client.get("/api/info").json()
+    assert set(PRESET_NAMES) <= set(info["presets"])
+    for name, preset in info["presets"].items():
+        rules = make_rules(name)
+        assert preset["players"] == rules.num_players and len(preset["side_of"]) == rules.num_players
+    assert {"heuristic", "pretrained", "pimc", "random"} <= set(info["agents"])
+
+
+def test_the_page_and_its_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "table.js" in page.text
+    for name in ("table.js", "table.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    assert "http" not in re.sub(r"https?://(127\.0\.0\.1|localhost)", "", client.get("/static/table.js").text.split("\n", 3)[3])
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_a_whole_game_through_the_api_then_its_record_replays(client, preset):
+    view = new_game(client, preset, seat=1)
+    assert view["seat"] == 1
+    while not (view["over"] or view["stopped"]):
+        view = wait_turn(client, view)
+        if view["legal"]:
+            response = client.post(f"/api/games/{view['id']}/action", json={"action": bid_high(view)})
+            assert response.status_code == 200, response.text
+            view = response.json()
+    assert view["over"] and view["phase"] == "game_over" and view["winners"]
+    response = client.get(f"/api/games/{view['id']}/record")
+    assert response.status_code == 200 and "attachment" in response.headers["content-disposition"]
+    game = replay(response.json())
+    assert game.is_over and game.scores == view["scores"]
+
+
+def test_one_deal_gives_a_deal_record(client):
+    view = new_game(client, length="deal")
+    while not (view["stopped"] or view["over"]):
+        view = wait_turn(client, view)
+        if view["legal"]:
+            view = client.post(f"/api/games/{view['id']}/action", json={"action": choose(view)}).json()
+    record = client.get(f"/api/games/{view['id']}/record").json()
+    assert record["kind"] == "deal" and replay(record).is_over
+
+
+def test_a_view_request_waits_for_a_change_or_its_time(client):
+    view = wait_turn(client, new_game(client))  # the person is to act: nothing changes until they do
+    again = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 0.2}).json()
+    assert again == view
+    other = client.get(f"/api/games/{view['id']}", params={"after": view["revision"] + 1, "wait": 20}).json()
+    assert other == view  # a revision other than the view's: answered at once
+
+
+def test_a_hint_is_a_legal_move_of_the_chosen_agent(client):
+    view = wait_turn(client, new_game(client))
+    for agent in ("heuristic", "random", "heuristic@play"):
+        response = client.post(f"/api/games/{view['id']}/hint", json={"agent": agent})
+        assert response.status_code == 200, response.text
+        assert response.json()["action"] in view["legal"] and response.json()["agent"] == agent
+
+
+def test_watch_mode_plays_pauses_and_steps(client):
+    view = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch", "length": "game",
+                                           "agents": agents_for("italian_3p")}).json()
+    game_id = view["id"]
+    assert view["paused"]  # a watched game starts paused
+    client.post(f"/api/games/{game_id}/control", json={"command": "play"})
+    paused = client.post(f"/api/games/{game_id}/control", json={"command": "pause"}).json()
+    assert paused["paused"]
+    session = client.store.games[game_id]
+    while session.pending:  # a move scheduled before the pause may still land
+        time.sleep(0.01)
+    before = len(session.actions)
+    time.sleep(0.05)
+    assert len(session.actions) == before  # paused: nothing moves
+    client.post(f"/api/games/{game_id}/control", json={"command": "step"})
+    view = client.get(f"/api/games/{game_id}", params={"after": paused["revision"], "wait": 10}).json()
+    while session.pending:
+        time.sleep(0.01)
+    assert len(session.actions) == before + 1
+    client.post(f"/api/games/{game_id}/control", json={"command": "play"})
+    while not (view["stopped"] or view["over"]):
+        view = client.get(f"/api/games/{game_id}", params={"after": view["revision"], "wait": 10}).json()
+    assert replay(client.get(f"/api/games/{game_id}/record").json()).is_over
+
+
+def test_a_record_replays_in_the_page_step_by_step(client):
+    rules = make_rules("french_46")
+    from agents.play import play_game
+    from five_hundred_env.env import raw_env
+
+    env = raw_env(rules=rules, episode="game", max_deals=2)
+    game = play_game(env, [HeuristicAgent(rules, seed=s) for s in range(4)], seed=5)
+    record = record_of(game)
+    view = client.post("/api/replays", json={"record": record}).json()
+    assert view["mode"] == "replay" and view["paused"] and view["script"] == sum(len(d.history) for d in game.deals)
+    assert all(len(s["hand"]) == rules.hand_size for s in view["seats"])
+    stepped = client.post(f"/api/games/{view['id']}/control", json={"command": "step"}).json()
+    stepped = client.get(f"/api/games/{view['id']}", params={"after": stepped["revision"], "wait": 10}).json()
+    seat, bid = game.deals[0].bids[0]
+    assert stepped["replayed"] == 1 and stepped["auction"] == [{"seat": seat, "bid": action_to_str(bid, rules)}]
+    client.post(f"/api/games/{view['id']}/control", json={"command": "play"})
+    while stepped["replayed"] < stepped["script"]:
+        stepped = client.get(f"/api/games/{view['id']}", params={"after": stepped["revision"], "wait": 10}).json()
+    assert stepped["scores"] == game.scores
+    assert client.get(f"/api/games/{view['id']}/record").json()["deals"] == record["deals"]
+
+
+def test_a_game_can_be_ended(client):
+    view = new_game(client)
+    assert client.delete(f"/api/games/{view['id']}").status_code == 204
+    assert client.get(f"/api/games/{view['id']}").status_code == 404
+
+
+# -- 3. every bad input: a 4xx naming the problem, and the game unchanged ------------------------------------------
+def refused(response, status: int, words: str) -> None:
+    assert response.status_code == status, response.text
+    message = response.json()["error"]
+    assert words.lower() in message.lower() and "\n" not in message, message
+
+
+@pytest.mark.parametrize(("body", "status", "words"), [
+    ({"preset": "bridge"}, 400, "unknown preset"),
+    ({"seat": 4}, 400, "seat must be one of the seats 0..3"),
+    ({"agents": ["heuristic"] * 3}, 400, "one agent per seat"),
+    ({"agents": ["heuristic", "nobody", "heuristic", "heuristic"]}, 400, "unknown agent 'nobody'"),
+    ({"agents": ["heuristic", "/etc/hostname", "heuristic", "heuristic"]}, 400, "unknown agent"),
+    ({"agents": ["heuristic", "pimc:nonsense", "heuristic", "heuristic"]}, 400, "key=value"),
+    ({"agents": ["heuristic", "pimc:worlds=2,rollout=/etc/hostname", "heuristic", "heuristic"]}, 400, "is a file"),
+    ({"agents": ["heuristic", "pimc:rollout=pyproject.toml", "heuristic", "heuristic"]}, 400, "is a file"),
+    ({"mode": "spy"}, 400, "mode must be one of"),
+    ({"length": "forever"}, 400, "length must be"),
+    ({"pace": 99}, 422, "pace"),
+    ({"seat": "north"}, 422, "seat"),
+    ({"colour": "red"}, 422, "colour"),
+])
+def test_a_bad_new_game_is_refused(client, body, status, words):
+    full = {"preset": "australian", "agents": agents_for("australian"), "seat": 0, **body}
+    refused(client.post("/api/games", json=full), status, words)
+    assert client.store.games == {}
+
+
+def test_malformed_and_oversized_requests_are_refused(client):
+    refused(client.post("/api/games", content=b"{not json", headers={"Content-Type": "application/json"}), 422, "malformed")
+    refused(client.post("/api/games", content=b"[1, 2]", headers={"Content-Type": "application/json"}), 422, "malformed")
+    big = json.dumps({"record": {"pad": "x" * (MAX_BODY + 1)}}).encode()
+    refused(client.post("/api/replays", content=big, headers={"Content-Type": "application/json"}), 413, "over")
+    refused(client.post("/api/replays", json={"record": {"format": "nonsense"}}), 400, "not a five hundred record")
+    assert client.store.games == {}
+
+
+def test_bad_moves_are_refused_and_change_nothing(client):
+    view = wait_turn(client, new_game(client))
+    game_id = view["id"]
+    session = client.store.games[game_id]
+    before = (view["revision"], list(session.actions))
+    own = view["seats"][HUMAN]["hand"][0]["name"]
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "11H"}), 400, "unknown action")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": own}), 400, "is not legal now: it is the auction")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": 7}), 422, "action")
+    refused(client.post(f"/api/games/{game_id}/action", json={}), 422, "action")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS", "also": 1}), 422, "also")
+    refused(client.post(f"/api/games/{game_id}/control", json={"command": "play"}), 409, "this table has a player")
+    refused(client.post(f"/api/games/{game_id}/hint", json={"agent": "nobody"}), 400, "unknown agent")
+    assert (client.get(f"/api/games/{game_id}").json()["revision"], session.actions) == before
+
+
+def test_moves_out_of_turn_and_after_the_end_are_refused(client):
+    slow = threading.Event()
+    register_agent("web-test-waits", lambda r, s: Waiting(r, s, slow), replace=True)
+    try:
+        view = client.post("/api/games", json={"preset": "australian", "seat": 0, "length": "deal",
+                                               "agents": ["heuristic", "web-test-waits", "heuristic", "heuristic"]}).json()
+        game_id = view["id"]
+        session = client.store.games[game_id]
+        while not (view["to_act"] == 1 and session.pending):  # until player_1's agent thinks
+            if view["legal"]:
+                client.post(f"/api/games/{game_id}/action", json={"action": "PASS"})
+            time.sleep(0.01)
+            view = client.get(f"/api/games/{game_id}").json()
+        refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS"}), 409, "not your turn: player_1")
+        refused(client.post(f"/api/games/{game_id}/hint", json={"agent": "heuristic"}), 409, "not your turn")
+    finally:
+        slow.set()
+        unregister_agent("web-test-waits")
+    view = wait_turn(client, view)
+    while not (view["stopped"] or view["over"]):
+        view = wait_turn(client, client.post(f"/api/games/{game_id}/action", json={"action": choose(view)}).json())
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS"}), 409, "the game")
+
+
+@pytest.mark.parametrize("path", ["/api/games/{id}", "/api/games/{id}/record"])
+@pytest.mark.parametrize("game_id", ["A" * 24, "../../etc", "x"])
+def test_an_unknown_game_is_a_404(client, path, game_id):
+    words = "no such game" if "/" not in game_id else "no such page"
+    refused(client.get(path.format(id=game_id)), 404, words)
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS"}), 404, words)
+
+
+def test_a_players_record_waits_for_the_end(client):
+    view = new_game(client)
+    refused(client.get(f"/api/games/{view['id']}/record"), 409, "once the game is finished")
+
+
+# -- 4. agents off the request path; bounds; expiry; restart -----------------------------------------------------
+class Waiting(Agent):
+    """An agent that thinks until ``event`` is set (a slow search), then plays as the heuristic."""
+
+    def __init__(self, rules, seed, event):
+        super().__init__(rules, seed)
+        self.event, self.inner = event, HeuristicAgent(rules, seed=seed)
+
+    def act(self, observation):
+        assert self.event.wait(timeout=60)
+        return self.inner.act(observation)
+
+
+def test_a_slow_agent_holds_up_only_its_own_game(client):
+    release = threading.Event()
+    register_agent("web-test-slow", lambda r, s: Waiting(r, s, release), replace=True)
+    try:
+        slow = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch",
+                                               "agents": ["web-test-slow"] * 3}).json()
+        slow = client.post(f"/api/games/{slow['id']}/control", json={"command": "play"}).json()
+        while not client.store.games[slow["id"]].pending:  # its agent is thinking
+            time.sleep(0.01)
+        fast = new_game(client, length="deal")
+        while not (fast["stopped"] or fast["over"]):  # a whole deal while the slow game's agent is still thinking
+            fast = wait_turn(client, fast)
+            if fast["legal"]:
+                fast = client.post(f"/api/games/{fast['id']}/action", json={"action": choose(fast)}).json()
+            assert client.get(f"/api/games/{slow['id']}").json()["revision"] == slow["revision"]
+        assert client.store.games[slow["id"]].actions == []
+    finally:
+        release.set()
+        unregister_agent("web-test-slow")
+
+
+def test_a_checkpoint_given_to_the_server_is_an_agent_and_no_other_file_is():
+    from agents.pretrained import pretrained_path
+
+    path = str(pretrained_path("australian"))
+    store = GameStore(None, pace=0.0, agent_files=[path])
+    with TestClient(create_app(store)) as client:
+        assert path in client.get("/api/info").json()["agents"]
+        view = wait_turn(client, new_game(client, agents=[None, path, "heuristic", path]))
+        assert view["seats"][1]["agent"] == path
+        other = str(pretrained_path("french_46"))
+        refused(client.post("/api/games", json={"preset": "australian", "agents": [None, other, "heuristic", "heuristic"]}),
+                400, "unknown agent")
+
+
+def test_the_number_of_games_is_bounded():
+    store = GameStore(None, max_games=2, pace=0.0)
+    with TestClient(create_app(store)) as client:
+        first = new_game(client)
+        new_game(client)
+        refused(client.post("/api/games", json={"preset": "australian", "agents": agents_for("australian")}), 429, "2 games")
+        client.delete(f"/api/games/{first['id']}")
+        new_game(client)
+
+
+def test_idle_games_expire(tmp_path):
+    store = GameStore(tmp_path, idle_seconds=60, pace=0.0)
+    with TestClient(create_app(store)) as client:
+        old, fresh = new_game(client), new_game(client)
+        store.games[old["id"]].last_active -= 61
+        store.flush()
+        assert store.sweep() == [old["id"]]
+        refused(client.get(f"/api/games/{old['id']}"), 404, "no such game")
+        assert client.get(f"/api/games/{fresh['id']}").status_code == 200
+        assert sorted(p.stem for p in tmp_path.glob("*.json")) == [fresh["id"]]
+
+
+def test_a_restart_resumes_every_game_where_it_was(tmp_path):
+    store = GameStore(tmp_path, pace=0.0)
+    with TestClient(create_app(store)) as client:
+        play = wait_turn(client, new_game(client, "french_46"))
+        for _ in range(6):
+            play = wait_turn(client, client.post(f"/api/games/{play['id']}/action", json={"action": choose(play)}).json())
+        watch = client.post("/api/games", json={"preset": "australian", "mode": "watch",
+                                                "agents": agents_for("australian")}).json()
+        client.post(f"/api/games/{watch['id']}/control", json={"command": "play"})
+        client.post(f"/api/games/{watch['id']}/control", json={"command": "pause"})
+        while store.games[watch["id"]].pending:
+            time.sleep(0.01)
+        watched = client.get(f"/api/games/{watch['id']}").json()
+        actions = list(store.games[play["id"]].actions)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"{play['id']}.json", f"{watch['id']}.json"])
+    store = GameStore(tmp_path, pace=0.0)  # the server again, from the same folder
+    with TestClient(create_app(store)) as client:
+        assert client.get(f"/api/games/{play['id']}").json() == play
+        assert client.get(f"/api/games/{watch['id']}").json() == watched
+        assert store.games[play["id"]].actions == actions
+        view = play
+        while not view["over"]:
+            view = wait_turn(client, view)
+            if view["legal"]:
+                view = client.post(f"/api/games/{view['id']}/action", json={"action": bid_high(view)}).json()
+        assert replay(client.get(f"/api/games/{view['id']}/record").json()).is_over
+
+
+def test_a_damaged_game_file_is_skipped(tmp_path):
+    (tmp_path / ("B" * 24 + ".json")).write_text("{not json")
+    (tmp_path / ("C" * 24 + ".json")).write_text(json.dumps({"format": "five-hundred-web-game/1", "id": "C" * 24}))
+    saved = GameSession("D" * 24, make_rules("australian"), agents=agents_for("australian"), seed=1).to_json()
+    saved["actions"] = [parse_action("NO_NOMINATION", make_rules("australian"))]  # not legal in the auction
+    (tmp_path / ("D" * 24 + ".json")).write_text(json.dumps(saved))
+    assert GameSession.from_json({**saved, "actions": []}).id == "D" * 24  # the same file without the bad move loads
+    store = GameStore(tmp_path, pace=0.0)
+    assert store.games == {}
+    store.close()
+
+
+def test_the_pace_waits_longer_after_a_trick_and_not_after_a_hidden_turn():
+    rules = make_rules("australian")
+    hands, kitty = dealt(rules, 2)
+    if "JK" not in hands[1]:
+        hands, kitty = swapped(hands, kitty, "JK", hands[1][0])
+    with scripted_specs(rules, {1: ["6NT", "NO_NOMINATION"], 2: ["PASS"], 3: ["PASS"]}) as specs:
+        session = GameSession("pace-" + "y" * 16, rules, seat=0, agents=specs,
+                              length="deal", seed=1, pace=1.0, first_deal=Deal.from_cards(rules, hands, kitty, 3))
+        delays = {}
+        while not session.finished:
+            if session.agent_to_move():
+                revision, think = session.prepare_move()
+                session.finish_move(revision, think())
+            else:
+                session.play(choose(session.view()))
+            last = [e for e in session.events if e["kind"] == "action"][-1]["text"]
+            ended = session.events[-1].get("ends")
+            delays.setdefault(ended or last, session.delay())
+    assert delays["NO_NOMINATION"] == 0.0 and delays["trick"] == 2.0 and delays["PASS"] == 1.0
+
+
+# -- 5. the command ---------------------------------------------------------------------------------------
+def serve(tmp_path, port: int) -> subprocess.Popen:
+    """``five-hundred serve`` in a process of its own, its games in ``tmp_path``; returns once it answers."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    process = subprocess.Popen([sys.executable, "-m", "training.cli", "serve", "--port", str(port), "--games-dir",
+                                str(tmp_path), "--pace", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert f"http://127.0.0.1:{port}/" in process.stdout.readline()
+    for _ in range(600):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=5)
+            return process
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError("the server does not answer")
+
+
+def test_serve_prints_its_address_and_a_restart_after_ctrl_c_resumes_the_games(tmp_path):
+    from web_helpers import free_port
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = serve(tmp_path, port)
+    try:
+        assert "australian" in httpx.get(f"{base}/api/info").json()["presets"]
+        view = httpx.post(f"{base}/api/games", json={"preset": "french_46", "agents": agents_for("french_46")}).json()
+        while not view["legal"]:
+            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
+        view = httpx.post(f"{base}/api/games/{view['id']}/action", json={"action": choose(view)}).json()
+        while not view["legal"]:  # the agents' moves after it, to the person's next turn
+            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+    process = serve(tmp_path, port)
+    try:
+        assert httpx.get(f"{base}/api/games/{view['id']}").json() == view
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    (["--port", "70000"], "--port must be 1 to 65535"),
+    (["--pace", "9"], "the pace must be 0 to 5"),
+    (["--max-games", "0"], "at least 1"),
+    (["--agent-file", "/nonexistent.pt"], "no such file"),
+])
+def test_serve_refuses_bad_options(tmp_path, capsys, words, message):
+    from training.cli import main
+
+    assert main(["serve", "--games-dir", str(tmp_path), *words]) == 2
+    assert message in capsys.readouterr().err

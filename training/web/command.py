@@ -1,0 +1,53 @@
+"""``five-hundred serve``: its options and the server run (uvicorn, imported only here)."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+from pathlib import Path
+
+DEFAULT_FOLDER = Path("~/.five-hundred/web-games")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``serve``."""
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    parser.add_argument("--games-dir", default=str(DEFAULT_FOLDER), metavar="FOLDER",
+                        help=f"where games in progress are kept, so that a restart resumes them (default {DEFAULT_FOLDER})")
+    parser.add_argument("--max-games", type=int, default=100, help="how many games may exist at once (default 100)")
+    parser.add_argument("--idle-minutes", type=float, default=60.0,
+                        help="a game nobody has looked at for this long is deleted (default 60)")
+    parser.add_argument("--pace", type=float, default=0.8,
+                        help="seconds between the agents' moves, so that a person can follow (default 0.8; 0 to 5)")
+    parser.add_argument("--workers", type=int, default=4, help="threads the agents think on (default 4)")
+    parser.add_argument("--agent-file", action="append", default=[], metavar="PATH",
+                        help="a trained checkpoint the page may choose as an agent (repeatable); no other file is loaded")
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the server until Ctrl-C; every game is on disk all along."""
+    try:
+        import uvicorn
+
+        from training.web.app import create_app
+    except ImportError as e:
+        raise ValueError(f"serve needs the web extra ({e}): pip install -e '.[web]'") from None
+    from training.web.store import GameStore
+
+    if not 0 < args.port < 65536:
+        raise ValueError(f"--port must be 1 to 65535, got {args.port}")
+    store = GameStore(args.games_dir, max_games=args.max_games, idle_seconds=args.idle_minutes * 60, pace=args.pace,
+                      workers=args.workers, agent_files=args.agent_file)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"Five Hundred at http://{host}:{args.port}/  ({len(store.games)} games resumed from {store.folder}; Ctrl-C stops)",
+          flush=True)
+    # What was loaded at start (FastAPI, numpy, the agents' tables, the resumed games) stays for good:
+    # kept out of the collector's full passes, which would otherwise walk it all (some 100 ms on a
+    # busy machine) in the middle of someone's move.
+    gc.freeze()
+    # Ctrl-C ends the pages' long polls after a second; the games are written before the process exits.
+    uvicorn.run(create_app(store), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1)
+    return 0

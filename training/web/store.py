@@ -1,0 +1,366 @@
+"""The server's games (:class:`GameStore`): a bounded number, kept on disk, expired when idle,
+their agents' moves played by worker threads at a person's pace (:class:`Scheduler`).
+
+Each game is a file ``<folder>/<id>.json`` (:meth:`GameSession.to_json`), rewritten whole or not
+at all (:func:`five_hundred_env.files.write_atomic`) after every move by a writer thread
+(:class:`Saver`, so that no answer waits for the disk); stopping the server writes what is
+pending, so a restart finds every game where it was. The agents think on the scheduler's worker
+threads, never on a request's: a slow search agent holds up its own game only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import logging
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from agents.registry import AgentUnavailableError, agent_factory, registered_agents
+from five_hundred_env.files import write_atomic
+from five_hundred_env.records import replay
+from five_hundred_env.rules import Rules, make_rules
+from training.web.session import GameError, GameSession
+
+log = logging.getLogger(__name__)
+GAME_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+MAX_PACE = 5.0
+
+
+class Scheduler:
+    """Runs jobs at given times (``time.monotonic()``) on a pool of worker threads."""
+
+    def __init__(self, workers: int) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="five-hundred-agents")
+        self._jobs: list[tuple[float, int, Callable[[], None]]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="five-hundred-scheduler", daemon=True)
+        self._thread.start()
+
+    def at(self, when: float, job: Callable[[], None]) -> None:
+        """Run ``job`` on a worker at ``when`` (or as soon as a worker is free after it)."""
+        with self._wake:
+            heapq.heappush(self._jobs, (when, next(self._order), job))
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stopped and (not self._jobs or self._jobs[0][0] > time.monotonic()):
+                    self._wake.wait(timeout=self._jobs[0][0] - time.monotonic() if self._jobs else None)
+                if self._stopped:
+                    return
+                _when, _order, job = heapq.heappop(self._jobs)
+            self.pool.submit(job)
+
+    def stop(self) -> None:
+        """Drop the jobs not started; wait for those running."""
+        with self._wake:
+            self._stopped = True
+            self._wake.notify()
+        self._thread.join()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Saver:
+    """Writes games to ``folder`` on its own thread, each file whole or not at all and always the
+    game's latest state, so that a move's answer never waits for the disk (a game is on disk
+    milliseconds after its move). :meth:`flush` waits until everything pending is written."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._pending: dict[str, GameSession] = {}
+        self._writing = False
+        self._wake = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="five-hundred-saver", daemon=True)
+        self._thread.start()
+
+    def path(self, game_id: str) -> Path:
+        return self.folder / f"{game_id}.json"
+
+    def save(self, session: GameSession) -> None:
+        """Write ``session`` soon (once, however often it is asked before the write)."""
+        with self._wake:
+            self._pending[session.id] = session
+            self._wake.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._stopped:
+                    self._wake.wait()
+                if not self._pending:
+                    return
+                _game_id, session = self._pending.popitem()
+                self._writing = True
+            try:
+                self._write(session)
+            except OSError as e:
+                log.error("could not save game %s: %s", session.id, e)
+            finally:
+                with self._wake:
+                    self._writing = False
+                    self._wake.notify_all()
+
+    def _write(self, session: GameSession) -> None:
+        with session.lock:  # a snapshot: the game may go on while it is written
+            if session.closed:
+                return
+            text = json.dumps(session.to_json()).encode()
+        write_atomic(self.path(session.id), lambda f: f.write(text))
+        if session.closed:  # deleted while being written: the file goes too
+            self.path(session.id).unlink(missing_ok=True)
+
+    def flush(self) -> None:
+        """Wait until every pending write is done."""
+        with self._wake:
+            while self._pending or self._writing:
+                self._wake.wait()
+
+    def stop(self) -> None:
+        """Write what is pending, then stop the thread."""
+        with self._wake:
+            self._stopped = True
+            self._wake.notify_all()
+        self._thread.join()
+
+
+class GameStore:
+    """The games of one server. ``folder``: where games are kept (``None``: in memory only);
+    ``max_games``: how many may exist at once; ``idle_seconds``: a game nobody has looked at for
+    that long is deleted; ``pace``: the default seconds between agents' moves; ``workers``: the
+    threads the agents think on; ``agent_files``: checkpoint paths the page may name as agents
+    (no other file is ever loaded on a page's request)."""
+
+    def __init__(self, folder: str | Path | None = None, *, max_games: int = 100, idle_seconds: float = 3600.0,
+                 pace: float = 0.8, workers: int = 4, agent_files: Sequence[str] = ()) -> None:
+        if max_games < 1:
+            raise ValueError(f"the number of games must be at least 1, got {max_games}")
+        if idle_seconds <= 0:
+            raise ValueError(f"the idle time before a game expires must be positive, got {idle_seconds}")
+        if not 0 <= pace <= MAX_PACE:
+            raise ValueError(f"the pace must be 0 to {MAX_PACE} seconds, got {pace}")
+        if workers < 1:
+            raise ValueError(f"the agents need at least 1 worker thread, got {workers}")
+        self.folder = None if folder is None else Path(folder).expanduser()
+        self.max_games, self.idle_seconds, self.pace = max_games, idle_seconds, pace
+        self.agent_files = []
+        for path in agent_files:
+            if not Path(path).expanduser().is_file():
+                raise ValueError(f"--agent-file {path}: no such file")
+            self.agent_files.append(str(path))
+        self.games: dict[str, GameSession] = {}
+        self.watchers: list[Callable[[str], None]] = []
+        """Called with a game's id after each change of it (the app wakes the requests waiting on it)."""
+        self._lock = threading.Lock()
+        self.scheduler = Scheduler(workers)
+        self.saver: Saver | None = None
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.saver = Saver(self.folder)
+            self._load()
+        self.scheduler.at(time.monotonic() + self._sweep_every(), self._sweep_job)
+
+    # -- creating and finding games ----------------------------------------------------------------
+    def agent_names(self) -> list[str]:
+        """The agent names the page offers: the registered ones and the server's checkpoint files."""
+        return [*registered_agents(), *self.agent_files]
+
+    def check_spec(self, spec: Any) -> str:
+        """An agent spec the page may use: built on a registered name, or one of the server's
+        checkpoint files (never another path); otherwise a :class:`GameError`."""
+        if not isinstance(spec, str) or not spec.strip():
+            raise GameError(f"an agent is named by a spec such as heuristic, pretrained or pimc:worlds=8, got {spec!r}")
+        spec = spec.strip()
+        if spec in self.agent_files:
+            return spec
+        base = re.split(r"[:@]", spec, maxsplit=1)[0].strip().lower()
+        if base not in registered_agents():
+            raise GameError(f"unknown agent {spec!r}: use one of {', '.join(self.agent_names())} "
+                            "(with options as in pimc:worlds=8, or @play to use it for the card play only)")
+        try:
+            agent_factory(spec)
+        except ValueError as e:
+            raise GameError(str(e)) from None
+        options = spec.partition("@")[0].partition(":")[2]
+        for item in filter(None, options.split(",")):  # an option may name an agent (pimc:rollout=...): no file but ours
+            value = item.partition("=")[2].strip()
+            if value not in self.agent_files and (re.search(r"[/\\~]", value) or Path(value).exists()):
+                raise GameError(f"agent spec {spec!r}: {value!r} is a file; only the checkpoints given to the server "
+                                "(--agent-file) may be loaded")
+        return spec
+
+    def create(self, preset: Any = "australian", *, mode: str = "play", seat: int | None = 0,
+               agents: Sequence[Any] = (), length: str = "game", pace: float | None = None,
+               record: dict[str, Any] | None = None) -> GameSession:
+        """A new game (``record``: a replay of it); its agents are built now, so that a spec that
+        does not load is refused at once. Raises :class:`GameError` for a bad request or a full server."""
+        if mode == "replay":
+            if record is None:
+                raise GameError("a replay needs a record (the JSON of a saved game or deal)")
+            try:
+                rules = replay(record).rules
+            except ValueError as e:
+                raise GameError(f"the record does not replay: {e}") from None
+        else:
+            rules = self._rules(preset)
+        pace = self.pace if pace is None else pace
+        if isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= MAX_PACE:
+            raise GameError(f"pace must be 0 to {MAX_PACE} seconds between the agents' moves, got {pace!r}")
+        specs = [None if s == seat and mode == "play" else self.check_spec(a) for s, a in enumerate(agents)]
+        self.sweep()
+        with self._lock:
+            if len(self.games) >= self.max_games:
+                raise GameError(f"the server already holds its {self.max_games} games: finish or leave one, "
+                                f"or wait for an idle one to expire ({self.idle_seconds:g} s)", 429)
+            game_id = secrets.token_urlsafe(18)
+            try:
+                session = GameSession(game_id, rules, mode=mode, seat=seat, agents=specs, length=length,
+                                      seed=secrets.randbits(63), pace=float(pace), record=record)
+                for s in range(rules.num_players):
+                    if session.specs[s] is not None:
+                        session._agent(s)  # fail now on a spec that does not load
+            except (ValueError, AgentUnavailableError) as e:
+                raise GameError(f"cannot start the game: {e}") from None
+            self._add(session)
+        self._save(session)
+        self._kick(session)
+        return session
+
+    @staticmethod
+    def _rules(preset: Any) -> Rules:
+        try:
+            return make_rules(preset)
+        except (ValueError, TypeError) as e:
+            raise GameError(str(e)) from None
+
+    def _add(self, session: GameSession) -> None:
+        session.on_change = self._changed
+        self.games[session.id] = session
+
+    def _changed(self, game_id: str) -> None:
+        for watcher in self.watchers:
+            watcher(game_id)
+
+    def get(self, game_id: str) -> GameSession:
+        """The game of that id (a :class:`GameError` 404 if there is none); it counts as active now."""
+        session = self.games.get(game_id) if isinstance(game_id, str) and GAME_ID.match(game_id) else None
+        if session is None:
+            raise GameError("no such game (it may have expired, or the id is wrong)", 404)
+        session.last_active = time.time()
+        return session
+
+    def delete(self, game_id: str) -> None:
+        """End a game and forget it (its file too)."""
+        session = self.get(game_id)
+        with self._lock:
+            self.games.pop(game_id, None)
+        with session.lock:
+            session.closed = True
+        self._remove_file(game_id)
+        self._changed(game_id)  # wakes the requests waiting on it
+
+    # -- moves -----------------------------------------------------------------------------------
+    def play(self, game_id: str, action: Any) -> GameSession:
+        """The person's move in that game (see :meth:`GameSession.play`); the agents go on after it."""
+        session = self.get(game_id)
+        session.play(action)
+        self._save(session)
+        self._kick(session)
+        return session
+
+    def control(self, game_id: str, command: Any) -> GameSession:
+        """Play, pause or step a watched game or a replay."""
+        session = self.get(game_id)
+        session.control(command)
+        self._save(session)
+        self._kick(session)
+        return session
+
+    def _kick(self, session: GameSession) -> None:
+        """Schedule the next agent move of ``session`` if one is due and none is scheduled."""
+        with session.lock:
+            if session.pending or not session.agent_to_move():
+                return
+            session.pending = True
+            delay = session.delay()
+        self.scheduler.at(time.monotonic() + delay, lambda: self._move(session))
+
+    def _move(self, session: GameSession) -> None:
+        """One agent move (on a worker thread): think without the game's lock, then apply."""
+        try:
+            prepared = session.prepare_move()
+            if prepared is not None:
+                revision, think = prepared
+                if session.finish_move(revision, think()):
+                    self._save(session)
+        except Exception as e:  # an agent that fails stops its game with the reason shown, not the server
+            log.exception("agent move failed in game %s", session.id)
+            session.fail(f"an agent failed: {e}")
+            self._save(session)
+        finally:
+            with session.lock:
+                session.pending = False
+        self._kick(session)
+
+    # -- on disk, and expiry ---------------------------------------------------------------------
+    def _save(self, session: GameSession) -> None:
+        if self.saver is not None:
+            self.saver.save(session)
+
+    def flush(self) -> None:
+        """Wait until every game is on disk as it is now."""
+        if self.saver is not None:
+            self.saver.flush()
+
+    def _remove_file(self, game_id: str) -> None:
+        if self.saver is not None:
+            self.saver.path(game_id).unlink(missing_ok=True)
+
+    def _load(self) -> None:
+        assert self.folder is not None
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                session = GameSession.from_json(json.loads(path.read_text()))
+            except (OSError, ValueError) as e:
+                log.warning("skipping the saved game %s: %s", path, e)
+                continue
+            if session.id != path.stem or not GAME_ID.match(session.id):
+                log.warning("skipping the saved game %s: its id does not match its file name", path)
+                continue
+            self._add(session)
+            self._kick(session)
+
+    def _sweep_every(self) -> float:
+        return min(60.0, self.idle_seconds / 2)
+
+    def _sweep_job(self) -> None:
+        self.sweep()
+        self.scheduler.at(time.monotonic() + self._sweep_every(), self._sweep_job)
+
+    def sweep(self) -> list[str]:
+        """Delete the games idle for longer than ``idle_seconds``; returns their ids."""
+        cutoff = time.time() - self.idle_seconds
+        expired = [game_id for game_id, session in list(self.games.items()) if session.last_active < cutoff]
+        for game_id in expired:
+            self.delete(game_id)
+        return expired
+
+    def close(self) -> None:
+        """Stop the agents, then write every game still pending: a restart finds them all where they were."""
+        self.scheduler.stop()
+        if self.saver is not None:
+            self.saver.stop()
+
+
+__all__ = ["GAME_ID", "GameStore", "Scheduler"]

@@ -80,6 +80,24 @@ def _output_path(text: str, option: str) -> Path:
     return path
 
 
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``minimum`` (argparse names the option in its error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+SEED, COUNT = _whole_number(0), _whole_number(1)
+"""The argparse types of every --seed (0 or more) and of the counts of deals (1 or more)."""
+
+
 # -- demo, train, plot -------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     """Play and print a whole game to 500 between random players."""
@@ -155,6 +173,7 @@ def _train(args: argparse.Namespace) -> int:
     """Train an agent by PPO self-play from a YAML config (training.ppo)."""
     from training.config import load_config  # torch is imported only by the commands that need it
     from training.ppo import train
+    from training.runs import TrainingFault
 
     # The overrides take the rest of the line (argparse cannot mix a list of positionals with
     # flags), so the options written after them are picked out here.
@@ -171,6 +190,9 @@ def _train(args: argparse.Namespace) -> int:
         message, status = _interruption(e)
         print(f"five-hundred: {message}", file=sys.stderr)
         return status
+    except TrainingFault as e:  # a full disk, a non-finite loss: the message says what is kept and what to do
+        print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -300,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="play and print a whole game between random players")
     demo.add_argument("--rules", default="australian", choices=presets)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=SEED, default=0)
     demo.add_argument("--verbose", "-v", action="store_true", help="print every action")
     demo.set_defaults(func=_demo)
     train = sub.add_parser("train", help="train an agent by PPO self-play from a YAML config")
@@ -328,9 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("agent_a", metavar="AGENT_A", help=agent_help)
     evaluate.add_argument("agent_b", metavar="AGENT_B", help=agent_help)
     _add_rules_arguments(evaluate, presets)
-    evaluate.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) to play (default 1000)")
+    evaluate.add_argument("--deals", type=COUNT, default=1000, help="duplicate deals (boards) to play (default 1000)")
     evaluate.add_argument("--games", type=int, default=0, help="also play this many games to 500 (default 0)")
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=SEED, default=0)
     evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: when standard error is a terminal)")
@@ -340,8 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     play.add_argument("--opponents", default="heuristic", help=f"the other seats' agent (default heuristic): {agent_help}")
-    play.add_argument("--seed", type=int, default=0)
-    play.add_argument("--deals", type=int, default=None, help="stop after this many deals (default: the whole game)")
+    play.add_argument("--seed", type=SEED, default=0)
+    play.add_argument("--deals", type=COUNT, default=None, help="stop after this many deals (default: the whole game)")
     play.add_argument("--save", metavar="PATH", help="save the game record (JSON) here, to replay it later")
     play.set_defaults(func=_play)
     watch = sub.add_parser("watch", help="watch agents play each other, every hand shown")
@@ -349,9 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"one agent per side (or per seat), e.g. 'heuristic random': {agent_help}")
     _add_rules_arguments(watch, presets)
     length = watch.add_mutually_exclusive_group()
-    length.add_argument("--deals", type=int, default=1, help="deals to play (default 1)")
+    length.add_argument("--deals", type=COUNT, default=1, help="deals to play (default 1)")
     length.add_argument("--game", action="store_true", help="play a whole game to 500 instead")
-    watch.add_argument("--seed", type=int, default=0)
+    watch.add_argument("--seed", type=SEED, default=0)
     watch.add_argument("--gif", metavar="OUT.gif", help="record the table picture after every action as an animated GIF")
     watch.add_argument("--viewer", type=int, default=None,
                        help="the seat the GIF is seen from (default: the player to act)")

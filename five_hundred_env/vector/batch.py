@@ -188,7 +188,8 @@ class BatchEngine:
         """A new episode in every game. ``seed`` fixes every game's deals and :meth:`sample_actions`;
         a later ``reset()`` without a seed continues the same random streams (as the AEC env)."""
         if seed is not None or not self._seeded:
-            streams = np.random.SeedSequence(None if seed is None else check_seed(seed)).generate_state(2 * self.num_games, dtype=np.uint64)
+            entropy = None if seed is None else check_seed(seed)
+            streams = np.random.SeedSequence(entropy).generate_state(2 * self.num_games, dtype=np.uint64)
             self._state[:, F_DEAL_RNG] = streams[0::2].view(np.int64)
             self._state[:, F_ACTION_RNG] = streams[1::2].view(np.int64)
             self._seeded = True
@@ -257,8 +258,8 @@ class BatchEngine:
                              f"of {actions.dtype}")
         if np.issubdtype(actions.dtype, np.unsignedinteger) and actions.size and actions.max() > np.iinfo(np.int64).max:
             game = int(np.argmax(actions > np.iinfo(np.int64).max))
-            raise ValueError(f"game {game}: action {int(actions[game])} is out of range (action ids are 0..{self.num_actions - 1}, "
-                             "or negative to leave a game)")
+            raise ValueError(f"game {game}: action {int(actions[game])} is out of range (action ids are "
+                             f"0..{self.num_actions - 1}, or negative to leave a game)")
         actions = actions.astype(np.int64, copy=False)
         bad = _step.first_illegal(self._state, actions, self._universal, self._word_bit, self._word_kind)
         if bad >= 0:

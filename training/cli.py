@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import threading
@@ -66,36 +65,10 @@ def _error_text(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def _output_path(text: str, option: str) -> Path:
-    """A file a command will write, checked before the command starts its work (so nothing is lost
-    to a bad path, and no temporary file is left behind)."""
-    path = Path(text).expanduser()
-    if path.is_dir():
-        raise ValueError(f"{option} {text}: that is a folder; give a file name")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ValueError(f"{option} {text}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"{option} {text}: the folder {folder} is not writable")
-    return path
-
-
-def _whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type``: a whole number of at least ``minimum`` (argparse names the option in its error)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-SEED, COUNT = _whole_number(0), _whole_number(1)
-"""The argparse types of every --seed (0 or more) and of the counts of deals (1 or more)."""
+def _check_at_least(value: int | None, option: str, minimum: int) -> None:
+    """Refuse a whole-number option below ``minimum``, naming the option as the user wrote it."""
+    if value is not None and value < minimum:
+        raise ValueError(f"{option} must be at least {minimum}, got {value}")
 
 
 # -- demo, train, plot -------------------------------------------------------------------------
@@ -107,6 +80,7 @@ def _demo(args: argparse.Namespace) -> int:
     from five_hundred_env.engine import Game
     from five_hundred_env.rules import make_rules
 
+    _check_at_least(args.seed, "--seed", 0)
     rules = make_rules(args.rules)
     rng = random.Random(args.seed)
     game = Game(rules, seed=args.seed)
@@ -206,12 +180,14 @@ def _exit(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.neural.export_policy)."""
     from agents.neural import export_policy
+    from five_hundred_env.files import check_output
 
-    out = _output_path(args.out, "OUT")
+    out = check_output(args.out, "OUT", inputs=[args.checkpoint])
     provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note)
     before, after = Path(args.checkpoint).stat().st_size, out.stat().st_size
-    print(f"wrote {args.out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
-          f"sha256 of the source {provenance['sha256'][:16]}...)")
+    print(f"wrote {out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
+          f"sha256 of the source {provenance['sha256'][:16]}...; {provenance['flushed_to_zero']:,} weights too "
+          f"small for {provenance['dtype']} stored as 0)")
     return 0
 
 
@@ -236,17 +212,20 @@ def _rules_from_args(args: argparse.Namespace) -> Any:
 def _evaluate(args: argparse.Namespace) -> int:
     """Duplicate match between two agents (training.evaluate); prints a table, optionally writes JSON."""
     from agents.registry import agent_factory
+    from five_hundred_env.files import check_output, write_atomic
     from training.distributed import LOCAL, Backend
     from training.evaluate import duplicate_match
 
     rules = _rules_from_args(args)
+    _check_at_least(args.seed, "--seed", 0)
     if args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.games < 0:
         raise ValueError(f"--games must be 0 or more, got {args.games}")
     _check_workers(args.workers, args.ray_address)
     backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
-    json_path = _output_path(args.json, "--json") if args.json and args.json != "-" else None
+    writes_json = args.json is not None and args.json != "-"
+    json_path = check_output(args.json, "--json", inputs=[args.agent_a, args.agent_b]) if writes_json else None
     factory_a, factory_b = agent_factory(args.agent_a), agent_factory(args.agent_b)
     factory_a(rules, 0), factory_b(rules, 0)  # fail fast on a bad spec, before any deal is played
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -258,25 +237,30 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.json == "-":
         sys.stdout.write(text)
     elif json_path is not None:
-        json_path.write_text(text)
-        print(f"wrote {args.json}")
+        write_atomic(json_path, lambda f: f.write(text.encode()))
+        print(f"wrote {json_path}")
     return 0
 
 
 # -- play and replay ---------------------------------------------------------------------------
 def _play(args: argparse.Namespace) -> int:
+    from five_hundred_env.files import check_output
     from training.terminal import play_in_terminal
 
     rules = _rules_from_args(args)
-    save = _output_path(args.save, "--save") if args.save else None
+    _check_at_least(args.seed, "--seed", 0)
+    _check_at_least(args.deals, "--deals", 1)
+    save = check_output(args.save, "--save") if args.save is not None else None
     return play_in_terminal(rules, args.seat, args.opponents, args.seed, args.deals, save)
 
 
 def _watch(args: argparse.Namespace) -> int:
+    from five_hundred_env.files import check_output
     from training.watch import watch_in_terminal
 
     rules = _rules_from_args(args)
-    gif = _output_path(args.gif, "--gif") if args.gif else None
+    _check_at_least(args.seed, "--seed", 0)
+    gif = check_output(args.gif, "--gif", inputs=args.agents) if args.gif is not None else None
     return watch_in_terminal(rules, args.agents, args.seed, None if args.game else args.deals,
                              gif=gif, viewer=args.viewer, delay=args.delay)
 
@@ -322,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="play and print a whole game between random players")
     demo.add_argument("--rules", default="australian", choices=presets)
-    demo.add_argument("--seed", type=SEED, default=0)
+    demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--verbose", "-v", action="store_true", help="print every action")
     demo.set_defaults(func=_demo)
     train = sub.add_parser("train", help="train an agent by PPO self-play from a YAML config")
@@ -350,9 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("agent_a", metavar="AGENT_A", help=agent_help)
     evaluate.add_argument("agent_b", metavar="AGENT_B", help=agent_help)
     _add_rules_arguments(evaluate, presets)
-    evaluate.add_argument("--deals", type=COUNT, default=1000, help="duplicate deals (boards) to play (default 1000)")
+    evaluate.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) to play (default 1000)")
     evaluate.add_argument("--games", type=int, default=0, help="also play this many games to 500 (default 0)")
-    evaluate.add_argument("--seed", type=SEED, default=0)
+    evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: when standard error is a terminal)")
@@ -362,8 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     play.add_argument("--opponents", default="heuristic", help=f"the other seats' agent (default heuristic): {agent_help}")
-    play.add_argument("--seed", type=SEED, default=0)
-    play.add_argument("--deals", type=COUNT, default=None, help="stop after this many deals (default: the whole game)")
+    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--deals", type=int, default=None, help="stop after this many deals (default: the whole game)")
     play.add_argument("--save", metavar="PATH", help="save the game record (JSON) here, to replay it later")
     play.set_defaults(func=_play)
     watch = sub.add_parser("watch", help="watch agents play each other, every hand shown")
@@ -371,9 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"one agent per side (or per seat), e.g. 'heuristic random': {agent_help}")
     _add_rules_arguments(watch, presets)
     length = watch.add_mutually_exclusive_group()
-    length.add_argument("--deals", type=COUNT, default=1, help="deals to play (default 1)")
+    length.add_argument("--deals", type=int, default=1, help="deals to play (default 1)")
     length.add_argument("--game", action="store_true", help="play a whole game to 500 instead")
-    watch.add_argument("--seed", type=SEED, default=0)
+    watch.add_argument("--seed", type=int, default=0)
     watch.add_argument("--gif", metavar="OUT.gif", help="record the table picture after every action as an animated GIF")
     watch.add_argument("--viewer", type=int, default=None,
                        help="the seat the GIF is seen from (default: the player to act)")

@@ -13,7 +13,7 @@ current network as the base policy:
   very same deal is cloned, the candidate applied and the deal played out by the current policy
   (common random numbers: the candidates differ only in the candidate);
 * **card play**: PIMC (``agents.search.values.pimc_action_values``): ``worlds`` deals drawn
-  uniformly from what the seat has seen (``agents.search.sampling``), every legal card played out
+  uniformly from what the seat has seen (``five_hundred_env.sampling``), every legal card played out
   in each of them by the current policy, or solved exactly with ``solver_tricks`` tricks or fewer
   left; the card play's targets use no hidden card.
 
@@ -45,12 +45,12 @@ import torch
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
-from agents.search.sampling import InfoSet
 from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
 from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet
 from training.distributed import LOCAL, Backend, run_jobs
 from training.improvement_config import RolloutsConfig
 

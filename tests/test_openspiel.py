@@ -221,3 +221,15 @@ def test_openspiels_ismcts_bot_plays_a_whole_deal() -> None:
     while not state.is_terminal():
         state.apply_action(bot.step(state))
     assert sum(state.returns()) == 0 and any(state.returns())
+
+
+def test_the_docs_snippet_plays_a_deal_with_a_result(capsys) -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "integrations.md").read_text()
+    snippet = text.split("## OpenSpiel", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(snippet, "docs/integrations.md", "exec"), {})
+    printed = capsys.readouterr().out.strip()
+    returns = [float(x) for x in printed.strip("[]").split(",")]
+    assert any(returns) and sum(returns) == 0  # a contract was played, not four passes
+    assert snippet.split("print(state.returns())", 1)[1].split(":")[0].strip("# ") == printed  # the comment tells the truth

@@ -52,15 +52,9 @@ def check_output(path: str | os.PathLike[str], what: str = "", inputs: Sequence[
     for source in inputs:
         if mode is not None and os.path.exists(source) and os.path.samefile(target, source):
             raise OutputPathError(f"{label}: that is the input {os.fspath(source)}; write to another file")
-    folder = target.parent
-    if not folder.is_dir():
-        if folder.exists():
-            raise OutputPathError(f"{label}: {folder} is not a folder")
-        if not folder.parent.is_dir():
-            raise OutputPathError(f"{label}: the folder {folder} does not exist, nor does {folder.parent} "
-                                  "(only the last missing folder is created)")
-    elif not os.access(folder, os.W_OK):
-        raise OutputPathError(f"{label}: the folder {folder} is not writable")
+    _check_folder(target.parent, label)
+    if target.parent.is_dir() and not os.access(target.parent, os.W_OK):
+        raise OutputPathError(f"{label}: the folder {target.parent} is not writable")
     return target
 
 
@@ -69,18 +63,23 @@ def make_folder(folder: str | os.PathLike[str], what: str = "") -> Path:
     rule); an existing folder is fine, anything else there is an :class:`OutputPathError`."""
     folder = Path(folder).expanduser()
     label = f"{what} {folder}" if what else str(folder)
-    if folder.is_dir():
-        return folder
-    if folder.exists():
-        raise OutputPathError(f"{label}: that is not a folder")
-    if not folder.parent.is_dir():
-        raise OutputPathError(f"{label}: the folder {folder.parent} does not exist (only the last missing folder "
-                              "is created)")
-    with contextlib.suppress(FileExistsError):  # made meanwhile by another process: fine if it is a folder
+    _check_folder(folder, label)
+    with contextlib.suppress(FileExistsError):  # there already, or made meanwhile by another process
         folder.mkdir()
-    if not folder.is_dir():
-        raise OutputPathError(f"{label}: that is not a folder")
+    _check_folder(folder, label)  # a file made there meanwhile
     return folder
+
+
+def _check_folder(folder: Path, label: str) -> None:
+    """Refuse ``folder`` if something else than a folder is there, or if it is missing and so is
+    the folder above it (only the last missing folder is ever created)."""
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise OutputPathError(f"{label}: {folder} is not a folder")
+    if not folder.parent.is_dir():
+        raise OutputPathError(f"{label}: the folder {folder} does not exist, nor does {folder.parent} "
+                              "(only the last missing folder is created)")
 
 
 def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object], tag: str | None = None) -> None:

@@ -41,7 +41,7 @@ from torch.distributions import Categorical
 from agents.base import Agent
 from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.engine import Deal
-from five_hundred_env.files import write_atomic
+from five_hundred_env.files import check_output, write_atomic
 from five_hundred_env.rules import Rules, make_rules
 
 CHECKPOINT_FORMAT = "five-hundred-ppo/1"
@@ -440,19 +440,31 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     """Write ``out``, the *policy file* of a checkpoint (or of another policy file): its rules,
     its ``model_spec`` and the actor's weights only (the critic, never used to play, is left
     out), the parameters stored as ``dtype`` (:data:`POLICY_DTYPES`), and a ``provenance``
-    dict (the source's file name and sha256, the export time, ``note``). Written whole or not at
-    all; :func:`read_checkpoint` and :func:`load_agent` read it. Returns the provenance."""
+    dict (the source's file name and sha256, the export time, ``note``, and ``flushed_to_zero``:
+    how many non-zero weights are too small for ``dtype`` and were stored as 0). Written whole or
+    not at all, never over ``source`` (:func:`five_hundred_env.files.check_output`);
+    :func:`read_checkpoint` and :func:`load_agent` read it. A weight too large for ``dtype`` is a
+    ``ValueError`` naming the largest (it would be stored as infinity). Returns the provenance."""
     if dtype not in POLICY_DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
     source = Path(source)
+    out = check_output(out, inputs=[source])
     data = read_checkpoint(source)
     model = model_from_checkpoint(data, source)
-    parameters = {name for name, _ in model.named_parameters()}
+    parameters = dict(model.named_parameters())
     # Buffers (the input scale) stay float32: they are fixed by the spec, not learned, and small.
     weights = {name: tensor.to(POLICY_DTYPES[dtype]) if name in parameters else tensor
                for name, tensor in model.state_dict().items() if not name.startswith("critic.")}
+    stored = {name: weights[name] for name in parameters if name in weights}
+    largest_name = max(stored, key=lambda name: float(parameters[name].detach().abs().max()))
+    largest = float(parameters[largest_name].detach().abs().max())
+    if largest > torch.finfo(POLICY_DTYPES[dtype]).max:
+        raise ValueError(f"{source}: the largest weight, {largest:.6g} (in {largest_name}), does not fit {dtype} "
+                         f"(at most {torch.finfo(POLICY_DTYPES[dtype]).max:.6g}): export with --dtype float32")
+    flushed = sum(int(((parameters[name].detach() != 0) & (tensor == 0)).sum()) for name, tensor in stored.items())
     provenance = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
-                  "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note)}
+                  "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
+                  "flushed_to_zero": flushed}
     payload = {"format": POLICY_FORMAT, "rules": data["rules"], "model_spec": data["model_spec"], "model": weights,
                "provenance": provenance}
     write_atomic(out, lambda f: torch.save(payload, f))

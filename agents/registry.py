@@ -7,7 +7,11 @@ A *spec* is what every command and function that takes an agent accepts (``five-
 * a registered name: ``random``, ``heuristic``, ``pimc`` (search), ``pretrained`` (the shipped
   network of the rules' preset, :mod:`agents.pretrained`), or any name given to :func:`register_agent`;
 * the path of a trained checkpoint or policy file (loaded by :func:`agents.neural.load_agent`);
-* the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`);
+* the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`),
+  read as data: the policy's weights and architecture, never the objects pickled in the file
+  (:mod:`agents.sb3_policy`); ``trusted:PATH.zip`` loads it through ``MaskablePPO.load``
+  instead, which runs the file's pickled code — only for a file you trust, and needed only for a
+  policy other than the default ``MlpPolicy`` (the refusal says so);
 * ``NAME:key=value,key=value``: the registered agent ``NAME`` built with those keyword arguments,
   e.g. ``pimc:worlds=8,seconds=0.05``. A value reads as an int, a float, ``true``/``false``,
   ``none``, or else as the string itself; a keyword the agent's factory does not take is refused,
@@ -16,9 +20,9 @@ A *spec* is what every command and function that takes an agent accepts (``five-
   ``SPEC`` makes those decisions and the heuristic all the others
   (:class:`agents.split.DecisionSplitAgent`), e.g. ``pretrained@play`` or ``pimc:worlds=4@play``.
 
-A spec with options or kinds is labelled in every report as written. torch and sb3-contrib are
-imported only when a network or an SB3 model is loaded, so ``random`` and ``heuristic`` never
-import them.
+A spec with options or kinds is labelled in every report as written. torch (and sb3-contrib, for a
+``trusted:`` model) are imported only when a network or an SB3 model is loaded, so ``random`` and
+``heuristic`` never import them.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ BuildAgent = Callable[[Rules, "int | None"], Agent]
 """Anything that builds an agent from the rules and a seed: an :class:`Agent` subclass or a function."""
 
 SB3_SUFFIX = ".zip"
+TRUSTED_PREFIX = "trusted:"
+"""``trusted:PATH.zip`` loads an SB3 model with sb3-contrib, running the code pickled in it
+(:func:`load_sb3_model`); a bare ``PATH.zip`` is read as data."""
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:+-]*$")
 _KEYWORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -126,8 +133,20 @@ class SB3Agent(Agent):
         return int(action)
 
 
-def load_sb3_model(path: str | os.PathLike[str]) -> Any:
-    """Load a ``MaskablePPO`` ``.zip`` (sb3-contrib, imported now) on the CPU."""
+def load_sb3_model(path: str | os.PathLike[str], trusted: bool = False) -> Any:
+    """A ``MaskablePPO`` ``.zip`` as a model to play: by default its policy read as data
+    (:func:`agents.sb3_policy.read_sb3_policy`: the weights with ``weights_only=True``, never the
+    file's pickled objects; needs torch only). ``trusted=True`` (the ``trusted:PATH`` spec) loads
+    it with ``MaskablePPO.load`` (sb3-contrib, imported now) on the CPU, which runs code pickled
+    in the file: only for files the user trusts."""
+    if not trusted:
+        _neural(f"the SB3 model {str(path)!r}")  # torch, or the message naming the extra
+        from agents.sb3_policy import UntrustedModelError, read_sb3_policy
+
+        try:
+            return read_sb3_policy(path)
+        except UntrustedModelError as e:
+            raise ValueError(f"{e}: only if you trust the file, give the agent as {TRUSTED_PREFIX}{path}") from None
     try:
         from sb3_contrib import MaskablePPO
     except ImportError as e:
@@ -139,13 +158,13 @@ def load_sb3_model(path: str | os.PathLike[str]) -> Any:
         raise ValueError(f"{path} is not a loadable sb3-contrib MaskablePPO model: {type(e).__name__}: {e}") from None
 
 
-def _sb3_builder(path: Path) -> BuildAgent:
+def _sb3_builder(path: Path, trusted: bool = False) -> BuildAgent:
     model = None  # loaded once, on first use, and shared: predict(deterministic=True) keeps no state
 
     def build(rules: Rules, seed: int | None) -> Agent:
         nonlocal model
         if model is None:
-            model = load_sb3_model(path)
+            model = load_sb3_model(path, trusted)
         return SB3Agent(rules, seed, model=model)
 
     return build
@@ -174,11 +193,18 @@ def _pretrained(rules: Rules, seed: int | None) -> Agent:
 
 
 def _path_builder(path: str | os.PathLike[str]) -> BuildAgent:
-    """The builder of a checkpoint or SB3 model file (by its suffix); a missing file is refused now."""
-    file = Path(path).expanduser()
+    """The builder of a checkpoint or SB3 model file (by its suffix), or of ``trusted:PATH.zip``;
+    a missing file is refused now."""
+    text = os.fspath(path)
+    trusted = text.startswith(TRUSTED_PREFIX) and not Path(text).expanduser().is_file()
+    file = Path(text[len(TRUSTED_PREFIX):] if trusted else text).expanduser()
     if not file.is_file():
-        raise ValueError(f"{str(path)!r} is not a file (expected a trained checkpoint or an SB3 {SB3_SUFFIX})")
-    return _sb3_builder(file) if file.suffix.lower() == SB3_SUFFIX else _checkpoint_builder(file)
+        raise ValueError(f"{text!r} is not a file (expected a trained checkpoint or an SB3 {SB3_SUFFIX})")
+    if file.suffix.lower() != SB3_SUFFIX:
+        if trusted:
+            raise ValueError(f"{text!r}: {TRUSTED_PREFIX} is for SB3 {SB3_SUFFIX} files only (checkpoints never run code)")
+        return _checkpoint_builder(file)
+    return _sb3_builder(file, trusted)
 
 
 _REGISTRY: dict[str, AgentFactory] = {
@@ -249,7 +275,7 @@ def agent_factory(spec: str) -> AgentFactory:
     text = spec.strip()
     if text.lower() in _REGISTRY:
         return _REGISTRY[text.lower()]
-    if Path(text).expanduser().is_file():
+    if Path(text).expanduser().is_file() or _is_trusted_file(text):
         return AgentFactory(text, _path_builder(text))
     if "@" in text:
         return _split_factory(text)
@@ -258,6 +284,11 @@ def agent_factory(spec: str) -> AgentFactory:
         raise ValueError(f"unknown agent {spec!r}: expected one of {', '.join(registered_agents())}, "
                          f"or the path of a trained checkpoint or an SB3 {SB3_SUFFIX}")
     return _REGISTRY[name].with_options(text, parse_options(options, text))
+
+
+def _is_trusted_file(text: str) -> bool:
+    """Whether ``text`` is ``trusted:PATH`` with ``PATH`` an existing file."""
+    return text.startswith(TRUSTED_PREFIX) and Path(text[len(TRUSTED_PREFIX):]).expanduser().is_file()
 
 
 def _registered_prefix(text: str) -> tuple[str, str, str]:

@@ -24,7 +24,6 @@ from typing import Any
 from agents.base import DECISION_KINDS as KINDS
 from agents.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent, SearchRecord
-from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.solver import action_values
 from agents.search.values import PlayOut, policy_play_out
 from five_hundred_env import make_rules
@@ -32,6 +31,7 @@ from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import PRESETS, Rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 from training.evaluate import duplicate_match, mean_ci95
 
 THRESHOLDS = (0, 10, 20, 40, 80, 160)

@@ -156,7 +156,8 @@ class raw_env(AECEnv):
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         if not _is_finite_number(illegal_reward):
             raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
-        if max_deals is not None and (not isinstance(max_deals, int) or max_deals < 1):
+        if max_deals is not None and (not isinstance(max_deals, (int, np.integer)) or isinstance(max_deals, bool)
+                                      or max_deals < 1):
             raise ValueError(f"max_deals must be a positive integer or None, got {max_deals!r}")
         self.episode = episode
         self.render_mode = render_mode
@@ -164,7 +165,7 @@ class raw_env(AECEnv):
         self.reward_scale = float(reward_scale)
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        self.max_deals = max_deals
+        self.max_deals = None if max_deals is None else int(max_deals)
         self._float_obs = observation_dtype == "float32"
 
         n = self.rules.num_players

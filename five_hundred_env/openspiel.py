@@ -26,12 +26,30 @@ One OpenSpiel game plays one deal over the same engine as the PettingZoo environ
 
 Every rule option is a game parameter; one left out keeps the preset's own value (switches are
 0/1, ``both_jokers_min_bid`` 0 means off).
+
+**Checked moves**: every chance outcome (a dealer outside the seats, a card outside the pack or
+dealt already) and every action id (out of range, or illegal) is a ``ValueError`` naming it, and
+the state stays as it was.
+
+**Plain-text states**: ``state.serialize()`` and ``game.deserialize_state(text)`` use the
+project's own form — a header, the rules as JSON, the actions so far — and replay the actions
+with every check above; nothing in the text is ever unpickled. (OpenSpiel's generic
+``pyspiel.serialize_game_and_state``/``deserialize_game_and_state``, and pickling a state, keep
+OpenSpiel's format for Python games, which holds a pickle: never give them text you did not write.)
+
+**Resampling**: ``state.resample_from_infostate(player, sampler)`` draws a state uniformly among
+those ``player`` cannot tell from this one, with the exact information-set sampler of
+:mod:`five_hundred_env.sampling`, so OpenSpiel's IS-MCTS (``open_spiel.python.algorithms.ismcts``)
+plays the game (docs/integrations.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import random
+import re
 from typing import Any
 
 import numpy as np
@@ -41,6 +59,7 @@ from five_hundred_env.cards import NUM_CARD_IDS, card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import BOOL_OPTIONS, FIXED_BY_PRESET, OPTION_CHOICES, Rules, make_rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 
 try:
     import pyspiel
@@ -50,6 +69,9 @@ except ImportError as e:  # pragma: no cover - depends on the install
 SHORT_NAME = "python_five_hundred"
 MAX_UTILITY = 700.0
 """A bound on any side's zero-sum result of one deal (a lost 10NT against 100 defence points is −620)."""
+STATE_FORMAT = "five_hundred_env.openspiel state v1"
+"""The first line of a state's plain-text form (:meth:`FiveHundredState.serialize`)."""
+_ACTION_WORD = re.compile(r"\d{1,3}")
 
 
 # OpenSpiel fills every parameter a caller leaves out with its default, so an option's default
@@ -126,6 +148,31 @@ class FiveHundredGame(pyspiel.Game):
     def new_initial_state(self) -> FiveHundredState:
         return FiveHundredState(self)
 
+    def deserialize_state(self, text: str) -> FiveHundredState:
+        """The state of :meth:`FiveHundredState.serialize`'s plain text: the header, these rules, then
+        the actions so far, replayed with every check of ``apply_action``. Anything else is a
+        ``ValueError`` naming what is wrong; nothing in the text is ever unpickled or run."""
+        if not isinstance(text, str):
+            raise ValueError(f"a state's text must be a str, got {type(text).__name__}")
+        lines = text.strip("\n").split("\n")
+        if len(lines) != 3 or lines[0] != STATE_FORMAT:
+            raise ValueError(f"not a state of this game: expected the 3 lines of {STATE_FORMAT!r} (header, rules, "
+                             "actions), as state.serialize() writes them")
+        if lines[1] != f"rules {_rules_text(self.rules)}":
+            raise ValueError("the state was saved under other rules than this game's: load it with the game of its rules")
+        words = lines[2].split(" ")
+        if words[0] != "actions" or len(words) - 1 > self.max_game_length():
+            raise ValueError(f"the third line must be 'actions' and at most {self.max_game_length()} action ids")
+        state = self.new_initial_state()
+        for number, word in enumerate(words[1:], 1):
+            if not _ACTION_WORD.fullmatch(word):
+                raise ValueError(f"action {number} of the state, {word[:20]!r}, is not an action id")
+            try:
+                state.apply_action(int(word))
+            except ValueError as e:
+                raise ValueError(f"action {number} of the state: {e}") from None
+        return state
+
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> FiveHundredObserver:
         return FiveHundredObserver(self, iig_obs_type)
 
@@ -169,12 +216,22 @@ class FiveHundredState(pyspiel.State):
         return sorted(compact[u] for u in self.deal.legal_actions())
 
     def _apply_action(self, action: int) -> None:
+        """Apply one move, each checked first (a bad one is a ``ValueError`` and changes nothing)."""
         rules = self.rules
         if self.deal is not None:
-            self.deal.apply_action(_tables(self.rules)[0].universal[action])
+            table = _tables(rules)[0]
+            if not 0 <= action < len(table):
+                raise ValueError(f"action {action} is not an action id of this game (0..{len(table) - 1})")
+            self.deal.apply_action(table.universal[action])  # IllegalActionError (a ValueError): nothing applied
         elif self.dealer < 0:
+            if not 0 <= action < rules.num_players:
+                raise ValueError(f"chance outcome {action}: the dealer must be a seat 0..{rules.num_players - 1}")
             self.dealer = action
         else:
+            if not (0 <= action < 64 and rules.deck >> action & 1):
+                raise ValueError(f"chance outcome {action}: not a card of the {rules.preset} pack")
+            if action in self.dealt:
+                raise ValueError(f"chance outcome {action} ({card_to_str(action, rules.two_jokers)}): dealt already")
             self.dealt.append(action)
             # the hands, then the kitty; two_handed leaves its dead hand undealt (§10.3)
             if len(self.dealt) == rules.num_players * rules.hand_size + rules.kitty_size:
@@ -199,6 +256,34 @@ class FiveHundredState(pyspiel.State):
             return [0.0] * rules.num_players
         assert self.deal is not None
         return [self.deal.zero_sum_result(rules.side_of(seat)) for seat in range(rules.num_players)]
+
+    def serialize(self) -> str:
+        """The state as plain text: :data:`STATE_FORMAT`, the rules (JSON), the actions so far
+        (:meth:`FiveHundredGame.deserialize_state` reads it back)."""
+        return "\n".join([STATE_FORMAT, f"rules {_rules_text(self.rules)}",
+                          " ".join(["actions", *map(str, self.history())])])
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> FiveHundredState:
+        """A state drawn uniformly among those ``player_id`` cannot tell from this one (same
+        ``information_state_string``), by the exact sampler of :mod:`five_hundred_env.sampling`;
+        ``probability_sampler()`` (floats in [0, 1), as OpenSpiel passes) seeds the draw."""
+        rules = self.rules
+        if not 0 <= player_id < rules.num_players:
+            raise ValueError(f"player must be 0..{rules.num_players - 1}, got {player_id}")
+        if self.deal is None:
+            raise ValueError("resample_from_infostate needs a dealt deal (this state is still dealing)")
+        rng = random.Random(sum(int(float(probability_sampler()) * 2**52) << (52 * i) for i in range(2)))
+        world = WorldSampler(InfoSet.from_deal(self.deal, player_id)).sample(rng)
+        # The contractor saw every action (its own discards, in their order); any other player saw
+        # the world's: the same record, with discards it could not see.
+        history = self.deal.history if player_id == self.deal.contractor else world.history
+        state = self.get_game().new_initial_state()
+        for action in [world.dealer, *(c for hand in (*world.dealt, world.kitty) for c in mask_to_cards(hand))]:
+            state.apply_action(action)
+        compact = _tables(rules)[0].compact
+        for action in history:
+            state.apply_action(compact[action])
+        return state
 
     def __str__(self) -> str:
         if self.deal is None:
@@ -229,6 +314,11 @@ class FiveHundredState(pyspiel.State):
             if replay.exposed and not exposed:
                 words.append(f"exposed {replay.contractor}: {_cards(replay.hands[replay.contractor], rules)}")
         return " ".join(words)
+
+
+def _rules_text(rules: Rules) -> str:
+    """The rules as one line of JSON (keys sorted): how a state's text names its rules."""
+    return json.dumps(rules.to_dict(), sort_keys=True)
 
 
 def _cards(mask: int, rules: Rules) -> str:

@@ -133,9 +133,14 @@ def save_record(state_or_record: Deal | Game | dict[str, Any], path: str | os.Pa
 
 
 def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a record file; malformed JSON is an error naming the file."""
+    """Read a record file; malformed JSON, text that is not UTF-8 and JSON nested too deeply to
+    be a record are one-line errors naming the file."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return json.load(f)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path} is not valid JSON: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not a record (not UTF-8 text: {e.reason} at byte {e.start})") from None
+    except RecursionError:  # a record is a few levels deep; the decoder recurses once per level
+        raise ValueError(f"{path} is not a record (JSON nested too deeply)") from None

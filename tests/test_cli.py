@@ -197,7 +197,7 @@ def refuse_input(prompt: str = "") -> str:
 @pytest.mark.parametrize("where", ["missing", "folder"])
 def test_play_refuses_a_bad_save_path_before_the_game(tmp_path, capsys, monkeypatch, where):
     monkeypatch.setattr(builtins, "input", refuse_input)
-    target = tmp_path / "no_such_folder" / "g.json" if where == "missing" else tmp_path
+    target = tmp_path / "no_such_folder" / "nor_this" / "g.json" if where == "missing" else tmp_path
     assert main(["play", "--deals", "1", "--save", str(target)]) == 2
     captured = capsys.readouterr()
     assert "--save" in captured.err and len(captured.err.strip().splitlines()) == 1
@@ -213,7 +213,7 @@ def test_evaluate_refuses_a_bad_json_path_before_the_match(tmp_path, capsys, mon
         raise AssertionError("the match was played although --json was refused")
 
     monkeypatch.setattr(evaluate, "duplicate_match", no_match)
-    target = tmp_path / "nope" / "r.json" if where == "missing" else tmp_path
+    target = tmp_path / "nope" / "nor_this" / "r.json" if where == "missing" else tmp_path
     assert main(["evaluate", "random", "random", "--deals", "1", "--json", str(target)]) == 2
     err = capsys.readouterr().err
     assert "--json" in err and len(err.strip().splitlines()) == 1

@@ -29,3 +29,10 @@ def test_sb3_example_trains_and_evaluates_the_model_as_an_agent(capsys) -> None:
         unregister_agent("my_ppo")  # the example registers its model: leave the registry as it was
     assert math.isfinite(mean)
     assert "my_ppo (A) vs heuristic (B)" in capsys.readouterr().out
+
+
+def test_openspiel_ismcts_example_plays_duplicate_boards(capsys) -> None:
+    pytest.importorskip("pyspiel")
+    mean, low, high = _load("openspiel_ismcts").main(["--boards", "2", "--simulations", "4"])
+    assert math.isfinite(mean) and low <= mean <= high
+    assert "IS-MCTS (4 simulations, random roll-outs) vs heuristic, 2 boards x 2" in capsys.readouterr().out

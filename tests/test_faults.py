@@ -156,6 +156,16 @@ def test_a_full_disk_stops_with_one_line_and_keeps_the_last_good_checkpoint(tmp_
 
 
 @needs_proc
+def test_a_full_disk_in_the_train_command_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    config_path = tmp_path / "full.yaml"
+    config_path.write_text(yaml.safe_dump(settings(tmp_path, "full")))
+    _disk_full_on(monkeypatch, "latest.pt", 1)
+    assert main(["train", str(config_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("five-hundred: error: no space left") and "\n" not in err and "--resume" in err, err
+
+
+@needs_proc
 def test_resume_never_rewrites_progress_csv_in_place(tmp_path, monkeypatch):
     # A resume that must drop rows (past the checkpoint) and hits a full disk doing it leaves the
     # old log whole: the new one is written beside it and only then moved into place.

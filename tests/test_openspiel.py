@@ -122,3 +122,116 @@ def test_information_state_tensor_is_the_observation() -> None:
     assert not np.array_equal(before, state.information_state_tensor((seat + 1) % 4))
     state.apply_action(state.legal_actions()[0])
     assert not np.array_equal(before, state.information_state_tensor(seat))
+
+
+# -- checked moves, plain-text states, resampling ------------------------------------------------
+
+def _dealt(game, seed: int = 0, actions: int = 0):
+    """A state after the deal and ``actions`` random player actions."""
+    rng = random.Random(seed)
+    return _play(game, rng, stop=lambda s: not s.is_chance_node() and s.move_number() >= 47 + actions)
+
+
+@pytest.mark.parametrize(("prefix", "bad", "message"), [
+    ([], 9, "the dealer must be a seat 0..3"),
+    ([0], 63, "not a card of the australian pack"),
+    ([0, 5], 5, r"chance outcome 5 \(.*\): dealt already"),
+])
+def test_a_bad_chance_outcome_is_refused_and_changes_nothing(prefix, bad, message) -> None:
+    state = load_game("australian").new_initial_state()
+    for action in prefix:
+        state.apply_action(action)
+    before = (state.history(), str(state), state.chance_outcomes())
+    with pytest.raises(ValueError, match=message):
+        state.apply_action(bad)
+    assert (state.history(), str(state), state.chance_outcomes()) == before
+
+
+@pytest.mark.parametrize("bad", [9999, 80])
+def test_an_action_id_out_of_range_is_refused_and_changes_nothing(bad) -> None:
+    state = _dealt(load_game("australian"), actions=3)
+    before = (state.history(), str(state), state.legal_actions())
+    with pytest.raises(ValueError, match=f"action {bad} is not an action id of this game"):
+        state.apply_action(bad)
+    illegal = next(a for a in range(80) if a not in state.legal_actions())
+    with pytest.raises(ValueError, match="illegal action"):
+        state.apply_action(illegal)
+    assert (state.history(), str(state), state.legal_actions()) == before
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_state_round_trips_through_its_plain_text(preset: str) -> None:
+    game = load_game(preset)
+    for actions in (0, 12, 30):
+        state = _dealt(game, seed=actions, actions=actions)
+        text = state.serialize()
+        assert "__dict__" not in text and text.startswith("five_hundred_env.openspiel state v1\n")
+        copy = game.deserialize_state(text)
+        assert copy.history() == state.history() and str(copy) == str(state)
+        assert copy.legal_actions() == state.legal_actions()
+
+
+def test_deserialize_never_unpickles_and_checks_every_action(tmp_path) -> None:
+    import base64
+    import pickle
+
+    class WritesMarker:
+        def __reduce__(self):
+            return exec, (f"open({str(tmp_path / 'marker')!r}, 'w').write('ran')",)
+
+    game = load_game("australian")
+    generic = (f"history=-1:0\nmove_number=1\n__dict__={base64.b64encode(pickle.dumps({'x': WritesMarker()})).decode()}")
+    good = _dealt(game, actions=2).serialize()
+    header, rules, actions = good.split("\n")
+    for text, message in [
+        (generic, "not a state of this game"),
+        (f"{header}\n{rules}\nactions 0 5 5", r"action 3 of the state: chance outcome 5 \(.*\): dealt already"),
+        (f"{header}\n{rules}\nactions 9", "action 1 of the state: chance outcome 9: the dealer must be a seat"),
+        (f"{header}\n{rules}\nactions 0 63", "not a card of the australian pack"),
+        (f"{header}\n{rules}\n{actions} 9999", "is not an action id"),
+        (f"{header}\n{rules.replace('australian', 'french_46')}\n{actions}", "saved under other rules"),
+        (f"{header}\n{rules}\nactions 1e3", "'1e3', is not an action id"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            game.deserialize_state(text)
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_resampling_keeps_the_information_state_and_varies_the_hidden_cards(preset: str) -> None:
+    game = load_game(preset)
+    uniform = np.random.RandomState(0).uniform
+    states = [_dealt(game, seed=seed, actions=actions) for seed in range(6) for actions in (0, 7, 25)]
+    states = [state for state in states if not state.is_terminal()]  # some auctions are all passes
+    assert len(states) >= 6
+    for state in states:
+        player = state.current_player()
+        worlds = [state.resample_from_infostate(player, uniform) for _ in range(6)]
+        for world in worlds:
+            assert world.information_state_string(player) == state.information_state_string(player)
+            assert world.legal_actions() == state.legal_actions()
+        assert len({str(w) for w in worlds}) > 1  # the hidden cards do move
+
+
+def test_openspiels_ismcts_bot_plays_a_whole_deal() -> None:
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    game = load_game("australian")
+    evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(0))
+    bot = ismcts.ISMCTSBot(game, evaluator, 2.0, 8, random_state=np.random.RandomState(1))
+    state = _dealt(game, seed=4)
+    while not state.is_terminal():
+        state.apply_action(bot.step(state))
+    assert sum(state.returns()) == 0 and any(state.returns())
+
+
+def test_the_docs_snippet_plays_a_deal_with_a_result(capsys) -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "integrations.md").read_text()
+    snippet = text.split("## OpenSpiel", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(snippet, "docs/integrations.md", "exec"), {})
+    printed = capsys.readouterr().out.strip()
+    returns = [float(x) for x in printed.strip("[]").split(",")]
+    assert any(returns) and sum(returns) == 0  # a contract was played, not four passes
+    assert snippet.split("print(state.returns())", 1)[1].split(":")[0].strip("# ") == printed  # the comment tells the truth

@@ -199,7 +199,7 @@ def test_the_export_command(tmp_path, capsys):
     assert main(["export", str(source), str(tmp_path / "p32.pt"), "--dtype", "float32"]) == 0
     assert (tmp_path / "p32.pt").stat().st_size > (tmp_path / "p.pt").stat().st_size
     assert main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "x.pt")]) == 2
-    assert main(["export", str(source), str(tmp_path / "no" / "x.pt")]) == 2
+    assert main(["export", str(source), str(tmp_path / "no" / "nor" / "x.pt")]) == 2
     err = capsys.readouterr().err
     assert "missing.pt does not exist" in err and "does not exist" in err.splitlines()[-1]
     with pytest.raises(SystemExit):

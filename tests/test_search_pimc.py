@@ -16,13 +16,13 @@ import pytest
 from test_search_positions import PRESET_NAMES, kinds_of, position
 
 from agents.search.pimc import PIMCAgent
-from agents.search.sampling import InfoSet
 from agents.search.tracking import ObservationTracker
 from five_hundred_env import make_rules
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet
 
 
 def _observe(deal: Deal, encoder: ObservationEncoder, table: ActionTable) -> dict[str, np.ndarray]:

@@ -22,7 +22,6 @@ from agents.base import Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.search import tracking
 from agents.search.pimc import DEFAULT_MIN_GAIN, PIMCAgent, parse_min_gain
-from agents.search.sampling import InfoSet
 from agents.search.tracking import ObservationTracker
 from agents.search.values import bid_candidates
 from five_hundred_env import make_rules
@@ -30,6 +29,7 @@ from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet
 
 
 def _play_deals(rules: Rules, agent: Agent, deals: int, seed: int, other: Agent | None = None) -> list[int]:

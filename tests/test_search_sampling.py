@@ -1,4 +1,4 @@
-"""Information-set sampling (agents/search/sampling.py): worlds are consistent and exactly uniform.
+"""Information-set sampling (five_hundred_env/sampling.py): worlds are consistent and exactly uniform.
 
 The oracle is the engine itself: a brute-force enumeration deals the cards a seat cannot see in
 every possible way, replays the deal's actions on each (the follow-suit rule of §7 and the
@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 from test_search_positions import PRESET_NAMES, kinds_of, position
 
-from agents.search.sampling import InfoSet, WorldSampler
 from five_hundred_env import make_rules
 from five_hundred_env.actions import FIRST_CARD_ACTION, FIRST_NOMINATE, NO_NOMINATION, PASS, is_nomination
 from five_hundred_env.cards import JOKER1, JOKERS_MASK, mask_to_cards
 from five_hundred_env.engine import Deal, IllegalActionError, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 
 VARIANTS = [make_rules(p) for p in PRESET_NAMES] + [make_rules("french_46", both_jokers_min_bid=8)]
 NEW_VARIANTS = [make_rules(p) for p in ("two_handed", "five_handed", "six_handed")] + [

@@ -63,9 +63,10 @@ def test_dqn_example_trains_and_tests_with_legal_actions() -> None:
     example = runpy.run_path(str(EXAMPLES / "tianshou_dqn.py"))
     torch.manual_seed(0)
     initial = example["build_algorithm"](example["make_env"]())
-    stats, trained = example["train"](epochs=1, epoch_steps=300, num_envs=2, test_deals=4, batch_size=32, seed=0)
+    stats, trained, trained_return = example["train"](epochs=1, epoch_steps=300, num_envs=2, test_deals=4, batch_size=32,
+                                                      seed=0)
     assert stats.update_step > 0 and stats.test_episode >= 4
-    assert math.isfinite(stats.best_reward)
+    assert math.isfinite(stats.best_reward) and math.isfinite(trained_return)
     learner, untrained = trained.get_algorithm("player_0"), initial.get_algorithm("player_0")
     assert trained.get_algorithm("player_2") is learner
     changed = [not torch.equal(a, b) for a, b in zip(learner.policy.model.parameters(),
@@ -112,6 +113,7 @@ def test_ppo_example_refuses_a_partial_episode() -> None:
 def test_ppo_example_trains() -> None:
     """A few hundred steps of per-seat PPO, tested greedily in environments that raise on an illegal action."""
     example = runpy.run_path(str(EXAMPLES / "tianshou_ppo.py"))
-    stats, _ = example["train"](epochs=1, epoch_steps=200, deals_per_update=2, num_envs=2, test_deals=2, batch_size=64)
+    stats, _, trained_return = example["train"](epochs=1, epoch_steps=200, deals_per_update=2, num_envs=2, test_deals=2,
+                                                batch_size=64)
     assert stats.update_step > 0 and stats.test_episode >= 2
-    assert math.isfinite(stats.best_reward)
+    assert math.isfinite(stats.best_reward) and math.isfinite(trained_return)

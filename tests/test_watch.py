@@ -70,7 +70,7 @@ def test_delay_waits_between_actions(capsys, monkeypatch):
     (["random", "random", "--viewer", "4"], "--viewer must be a seat 0..3"),
     (["random", "random", "--deals", "0"], "--deals must be at least 1"),
     (["random", "random", "--delay", "-1"], "--delay must be 0 or more"),
-    (["random", "random", "--gif", "/nonexistent/x.gif"], "--gif /nonexistent/x.gif: the folder"),
+    (["random", "random", "--gif", "/nonexistent/deeper/x.gif"], "--gif /nonexistent/deeper/x.gif: the folder"),
 ])
 def test_bad_arguments_are_one_line(capsys, args, message):
     assert main(["watch", *args]) == 2

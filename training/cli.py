@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import threading
@@ -90,18 +89,10 @@ def _error_text(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def _output_path(text: str, option: str) -> Path:
-    """A file a command will write, checked before the command starts its work (so nothing is lost
-    to a bad path, and no temporary file is left behind)."""
-    path = Path(text).expanduser()
-    if path.is_dir():
-        raise ValueError(f"{option} {text}: that is a folder; give a file name")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ValueError(f"{option} {text}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"{option} {text}: the folder {folder} is not writable")
-    return path
+def _check_at_least(value: int | None, option: str, minimum: int) -> None:
+    """Refuse a whole-number option below ``minimum``, naming the option as the user wrote it."""
+    if value is not None and value < minimum:
+        raise ValueError(f"{option} must be at least {minimum}, got {value}")
 
 
 # -- demo, train, plot -------------------------------------------------------------------------
@@ -113,6 +104,7 @@ def _demo(args: argparse.Namespace) -> int:
     from five_hundred_env.engine import Game
     from five_hundred_env.rules import make_rules
 
+    _check_at_least(args.seed, "--seed", 0)
     rules = make_rules(args.rules)
     rng = random.Random(args.seed)
     game = Game(rules, seed=args.seed)
@@ -179,6 +171,7 @@ def _train(args: argparse.Namespace) -> int:
     """Train an agent by PPO self-play from a YAML config (training.ppo)."""
     from training.config import load_config  # torch is imported only by the commands that need it
     from training.ppo import train
+    from training.runs import TrainingFault
 
     # The overrides take the rest of the line (argparse cannot mix a list of positionals with
     # flags), so the options written after them are picked out here.
@@ -195,6 +188,9 @@ def _train(args: argparse.Namespace) -> int:
         message, status = _interruption(e)
         print(f"five-hundred: {message}", file=sys.stderr)
         return status
+    except TrainingFault as e:  # a full disk, a non-finite loss: the message says what is kept and what to do
+        print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -208,12 +204,14 @@ def _exit(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.neural.export_policy)."""
     from agents.neural import export_policy
+    from five_hundred_env.files import check_output
 
-    out = _output_path(args.out, "OUT")
+    out = check_output(args.out, "OUT", inputs=[args.checkpoint])
     provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note)
     before, after = Path(args.checkpoint).stat().st_size, out.stat().st_size
-    print(f"wrote {args.out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
-          f"sha256 of the source {provenance['sha256'][:16]}...)")
+    print(f"wrote {out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
+          f"sha256 of the source {provenance['sha256'][:16]}...; {provenance['flushed_to_zero']:,} weights too "
+          f"small for {provenance['dtype']} stored as 0)")
     return 0
 
 
@@ -238,17 +236,20 @@ def _rules_from_args(args: argparse.Namespace) -> Any:
 def _evaluate(args: argparse.Namespace) -> int:
     """Duplicate match between two agents (training.evaluate); prints a table, optionally writes JSON."""
     from agents.registry import agent_factory
+    from five_hundred_env.files import check_output, write_atomic
     from training.distributed import LOCAL, Backend
     from training.evaluate import duplicate_match
 
     rules = _rules_from_args(args)
+    _check_at_least(args.seed, "--seed", 0)
     if args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.games < 0:
         raise ValueError(f"--games must be 0 or more, got {args.games}")
     _check_workers(args.workers, args.ray_address)
     backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
-    json_path = _output_path(args.json, "--json") if args.json and args.json != "-" else None
+    writes_json = args.json is not None and args.json != "-"
+    json_path = check_output(args.json, "--json", inputs=[args.agent_a, args.agent_b]) if writes_json else None
     factory_a, factory_b = agent_factory(args.agent_a), agent_factory(args.agent_b)
     factory_a(rules, 0), factory_b(rules, 0)  # fail fast on a bad spec, before any deal is played
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -260,25 +261,30 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.json == "-":
         sys.stdout.write(text)
     elif json_path is not None:
-        json_path.write_text(text)
-        print(f"wrote {args.json}")
+        write_atomic(json_path, lambda f: f.write(text.encode()))
+        print(f"wrote {json_path}")
     return 0
 
 
 # -- play and replay ---------------------------------------------------------------------------
 def _play(args: argparse.Namespace) -> int:
+    from five_hundred_env.files import check_output
     from training.terminal import play_in_terminal
 
     rules = _rules_from_args(args)
-    save = _output_path(args.save, "--save") if args.save else None
+    _check_at_least(args.seed, "--seed", 0)
+    _check_at_least(args.deals, "--deals", 1)
+    save = check_output(args.save, "--save") if args.save is not None else None
     return play_in_terminal(rules, args.seat, args.opponents, args.seed, args.deals, save)
 
 
 def _watch(args: argparse.Namespace) -> int:
+    from five_hundred_env.files import check_output
     from training.watch import watch_in_terminal
 
     rules = _rules_from_args(args)
-    gif = _output_path(args.gif, "--gif") if args.gif else None
+    _check_at_least(args.seed, "--seed", 0)
+    gif = check_output(args.gif, "--gif", inputs=args.agents) if args.gif is not None else None
     return watch_in_terminal(rules, args.agents, args.seed, None if args.game else args.deals,
                              gif=gif, viewer=args.viewer, delay=args.delay)
 

@@ -36,6 +36,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules, make_rules
 from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, ConfigError, Section, TorchThreads
 from training.improvement_config import RolloutsConfig
@@ -375,9 +376,10 @@ def parse_rule_option(text: str) -> tuple[str, Any]:
     return name, int(value)
 
 
-def save_config(config: Config, path: str | Path) -> None:
-    """Write the resolved config (every key, defaults included) as YAML."""
-    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+def save_config(config: Config | Section, path: str | Path) -> None:
+    """Write the resolved config (every key, defaults included) as YAML, whole or not at all."""
+    text = yaml.safe_dump(config.to_dict(), sort_keys=False)
+    write_atomic(path, lambda f: f.write(text.encode()))
 
 
 def _deep_copy(data: Any) -> Any:

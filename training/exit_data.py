@@ -13,7 +13,7 @@ current network as the base policy:
   very same deal is cloned, the candidate applied and the deal played out by the current policy
   (common random numbers: the candidates differ only in the candidate);
 * **card play**: PIMC (``agents.search.values.pimc_action_values``): ``worlds`` deals drawn
-  uniformly from what the seat has seen (``agents.search.sampling``), every legal card played out
+  uniformly from what the seat has seen (``five_hundred_env.sampling``), every legal card played out
   in each of them by the current policy, or solved exactly with ``solver_tricks`` tricks or fewer
   left; the card play's targets use no hidden card.
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
@@ -45,12 +44,13 @@ import torch
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
-from agents.search.sampling import InfoSet
 from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
+from five_hundred_env.files import write_atomic
 from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet
 from training.distributed import LOCAL, Backend, run_jobs
 from training.improvement_config import RolloutsConfig
 
@@ -241,11 +241,10 @@ def read_cache(path: Path, key: str) -> dict[str, np.ndarray] | None:
 
 
 def write_cache(path: Path, key: str, data: dict[str, np.ndarray]) -> None:
-    """Written whole, then moved into place: never a truncated cache. Compressed: the inputs are
-    mostly zeros (a thirtieth of the size, for a tenth of a second per 4,000 decisions)."""
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, key=np.array(key), **data)
-    os.replace(tmp, path)
+    """Written whole or not at all, only to a regular file (:func:`five_hundred_env.files.write_atomic`):
+    never a truncated cache. Compressed: the inputs are mostly zeros (a thirtieth of the size, for a
+    tenth of a second per 4,000 decisions)."""
+    write_atomic(path, lambda f: np.savez_compressed(f, key=np.array(key), **data))
 
 
 def heuristic_rollouts(rules: Rules, model: ActorCritic, cfg: RolloutsConfig, seeds: list[int], cache: Path | None = None,

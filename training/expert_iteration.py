@@ -38,7 +38,6 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-import yaml
 from pydantic import Field, model_validator
 from torch import nn
 
@@ -56,6 +55,7 @@ from training.config import (
     RulesConfig,
     Section,
     load_config,
+    save_config,
 )
 from training.config_base import TorchThreads
 from training.distributed import Backend
@@ -422,7 +422,7 @@ def train_exit(config: ExitConfig, resume: bool = False, overwrite: bool = False
     run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
     saved_config = run.run_dir / "config.yaml"
     run.manifest.add(saved_config, CONFIG)
-    saved_config.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    save_config(config, saved_config)
     done, time_before = 0, 0.0
     if resume:
         done, time_before = _resume_from(run, model, rules, config, log)

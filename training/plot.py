@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from five_hundred_env.files import check_output, write_atomic
+
 
 def read_progress(path: str | Path, kind: str = "update") -> list[dict[str, float | str]]:
     """The rows of one kind (``update``, ``imitation``, ``final_eval``) of a ``progress.csv``,
@@ -45,7 +47,10 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
     rollouts = read_progress(csv_path, "rollouts")
     if not rows and not rollouts:
         raise ValueError(f"{csv_path} holds no training updates yet")
-    out = Path(out) if out else csv_path.with_name("curves.png")
+    out = Path(out).expanduser() if out is not None else csv_path.with_name("curves.png")
+    if not out.suffix:  # matplotlib's rule, kept so the path printed is the one written: a bare name is a PNG
+        out = out.with_name(f"{out.name}.png")
+    out = check_output(out, "--out", inputs=[csv_path])
     finals = read_progress(csv_path, "final_eval")
     starts = read_progress(csv_path, "eval")  # the warm-started policy, before any PPO update
 
@@ -128,8 +133,7 @@ def _save(fig: object, out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()  # type: ignore[attr-defined]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)  # type: ignore[attr-defined]
+    write_atomic(out, lambda f: fig.savefig(f, dpi=100, format=out.suffix[1:].lower()))  # type: ignore[attr-defined]
     plt.close(fig)  # type: ignore[arg-type]
     return out
 

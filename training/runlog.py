@@ -54,7 +54,8 @@ class RunLog:
             if resume_step is not None and self.csv_path.exists():
                 _keep_rows_up_to(self.csv_path, resume_step, drop_kinds, run.manifest.run_id, log)
             else:
-                self.csv_path.write_text(_csv_line(list(CSV_COLUMNS)))
+                header = _csv_line(list(CSV_COLUMNS)).encode()
+                write_atomic(self.csv_path, lambda f: f.write(header), run.manifest.run_id)
             self._csv = self.csv_path.open("a", newline="")
         if cfg.tensorboard:
             from torch.utils.tensorboard import SummaryWriter

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from agents.neural import ActorCritic, CheckpointError, read_checkpoint, save_checkpoint
-from five_hundred_env.files import write_atomic
+from five_hundred_env.files import make_folder, write_atomic
 from five_hundred_env.rules import Rules
 from training.config import Config
 from training.selfplay import SnapshotPool
@@ -199,7 +199,8 @@ def open_run(config: Config, resume: bool, overwrite: bool, log: Callable[[str],
     else:
         manifest = _start_fresh(run_dir, ckpt_dir, manifest, overwrite)
     run = RunFolder(run_dir, ckpt_dir, manifest)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(run_dir.parent, "logging.dir")  # the one missing folder a command may create (five_hundred_env.files)
+    make_folder(run_dir, "the run folder")
     manifest.save()
     for stale in manifest.clean_temporaries(run.tmp_folders()):
         log(f"removed {stale} (a write the last session did not finish)")

@@ -19,6 +19,7 @@ from agents.play import Turn, play_game
 from agents.registry import agent_factory
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.env import raw_env
+from five_hundred_env.files import write_atomic
 from five_hundred_env.render import cards_text, colour_supported, hand_text, labelled
 from five_hundred_env.rules import Rules
 from training.terminal import TableNews, Write, action_text
@@ -73,7 +74,8 @@ class GifRecorder:
         """Write the GIF (nothing when no action was taken)."""
         if self.frames:
             first, *rest = self.frames
-            first.save(self.path, save_all=True, append_images=rest, duration=self.frame_ms, loop=0)
+            write_atomic(self.path, lambda f: first.save(f, format="GIF", save_all=True, append_images=rest,
+                                                         duration=self.frame_ms, loop=0))
 
 
 class Spectator:

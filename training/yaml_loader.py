@@ -24,8 +24,20 @@ class YamlError(ValueError):
 
 
 class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that also reads ``1e6`` / ``3e-4`` as floats (YAML 1.1 wants ``1.0e6``)
-    and refuses documents that expand to more than :data:`MAX_YAML_VALUES` values."""
+    """``yaml.SafeLoader`` that also reads ``1e6`` / ``3e-4`` as floats (YAML 1.1 wants ``1.0e6``),
+    refuses a key written twice in one mapping (plain YAML keeps the last one silently) and
+    documents that expand to more than :data:`MAX_YAML_VALUES` values."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value in node.value:  # as written: merged keys (<<) may be overridden, as YAML means
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = self.construct_object(key_node)
+                if key in seen:
+                    raise YamlError(f"the key {key!r} is given twice in one mapping (line {key_node.start_mark.line + 1}); "
+                                    "keep one")
+                seen.add(key)
+        return super().construct_mapping(node, deep)
 
     def get_single_node(self) -> yaml.Node | None:
         node = super().get_single_node()

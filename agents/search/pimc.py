@@ -3,7 +3,7 @@
 At each decision of a searched kind (a bid, a discard, the joker's nomination, a card play)
 :class:`PIMCAgent` rebuilds its information set from its observations
 (:class:`~agents.search.tracking.ObservationTracker`: nothing but what the vectors showed), draws
-worlds uniformly among the deals consistent with it (:class:`~agents.search.sampling.WorldSampler`),
+worlds uniformly among the deals consistent with it (:class:`~five_hundred_env.sampling.WorldSampler`),
 and scores every candidate action in every world with common random numbers: the world is played
 out to the end of the deal after the action by the rollout policy (the heuristic by default,
 acting on each seat's own encoded observation), or, in the card play with ``solver_tricks``
@@ -27,11 +27,11 @@ import numpy as np
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
-from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.tracking import ObservationTracker
 from agents.search.values import PlayOut, bid_candidates, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 
 DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 40.0, "play": 0.0})
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'

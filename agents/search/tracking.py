@@ -5,7 +5,7 @@ seat has played and the current trick, but not in which trick the earlier cards 
 that plays every trick sees every trick through its own turns, though: between two of its turns
 exactly one trick ends, made of the cards before its own (seen at the first turn), its own card,
 and the cards played since that are not in the new trick. :class:`ObservationTracker` keeps that
-record per deal and seat and returns an :class:`~agents.search.sampling.InfoSet` in *relative*
+record per deal and seat and returns an :class:`~five_hundred_env.sampling.InfoSet` in *relative*
 seats (the observer is seat 0, as in the vector; the game is the same up to that rotation).
 
 A deal is told apart from another by the observer's own cards as dealt, so one tracker serves
@@ -21,12 +21,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from agents.search.sampling import InfoSet, Play
 from five_hundred_env.actions import FIRST_NOMINATE, PASS, action_card, card_action, joker_lead_action, partner_action
 from five_hundred_env.cards import mask_to_cards
+from five_hundred_env.sampling import InfoSet, Play
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, IllegalActionError, Phase, bid_rank
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet, Play
 
 MAX_TRACKED = 64
 """Deal records kept at once: beyond it the record played least recently is dropped (a seat's

@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.solver import action_values, side_scores
 from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_strain, is_trick_bid
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """A policy on the environment's terms: an observation dict in, a compact action id out."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Sequence
 
@@ -37,8 +38,10 @@ class Game:
         if rules is None or isinstance(rules, str):
             rules = make_rules(rules or "australian")
         self.rules = rules
-        self.rng = rng if rng is not None else random.Random(seed)
-        self.max_deals = max_deals
+        self.rng = rng if rng is not None else random.Random(None if seed is None else whole_number(seed, "seed"))
+        if max_deals is not None and whole_number(max_deals, "max_deals") < 1:
+            raise ValueError(f"max_deals must be a positive integer or None, got {max_deals!r}")
+        self.max_deals = None if max_deals is None else operator.index(max_deals)
         """Stop dealing after this many deals (the game is then unfinished); None: play to the end."""
         self.scores = [0] * rules.num_sides if scores is None else check_scores(rules, scores)
         self.starting_scores = list(self.scores)
@@ -165,13 +168,22 @@ def _highest(scores: Sequence[int], sides: Sequence[int] | range) -> list[int]:
     return [s for s in sides if scores[s] == best]
 
 
+def whole_number(value: object, what: str) -> int:
+    """``value`` as a plain ``int``: any integer type (numpy's included), never a bool, a float or
+    text; anything else is a ``ValueError`` naming ``what`` and the value."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise ValueError(f"{what} must be whole numbers (integers), got {value!r} ({type(value).__name__})")
+
+
 def check_scores(rules: Rules, scores: Sequence[int]) -> list[int]:
     """Validate starting scores given per seat (partners equal) or per side; return per side."""
     if isinstance(scores, str) or not isinstance(scores, Sequence):
         raise ValueError(f"scores must be a list of numbers, got {scores!r}")
-    values = list(scores)
-    if any(not isinstance(v, int) or isinstance(v, bool) for v in values):
-        raise ValueError(f"scores must be whole numbers, got {scores!r}")
+    values = [whole_number(v, "scores") for v in scores]
     if len(values) == rules.num_players and rules.has_partners:
         for seat in range(rules.num_players):
             for partner in rules.partners_of(seat):

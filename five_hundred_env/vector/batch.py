@@ -8,6 +8,7 @@ After every step the acting seat, its action mask and its observation (the AEC e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -21,6 +22,7 @@ from five_hundred_env.actions import (
     ActionTable,
 )
 from five_hundred_env.engine import IllegalActionError, check_scores, parse_deal
+from five_hundred_env.env import check_seed
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.vector import _step
@@ -52,6 +54,18 @@ def output_buffer(out: np.ndarray | None, shape: tuple[int, ...], dtype: type, n
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape {shape}, got {got}")
     return out
+
+
+MAX_SCORE = 2**31 - 1
+"""The largest score (either sign) a batched game holds; the engine's rows are int64."""
+
+
+def _check_sides(rules: Rules, scores: Sequence[int]) -> list[int]:
+    """``check_scores`` (per side) for a batched game, whose scores must also fit its int64 rows."""
+    sides = check_scores(rules, scores)
+    if any(abs(v) > MAX_SCORE for v in sides):
+        raise ValueError(f"scores must lie within ±{MAX_SCORE:,}, got {sides}")
+    return sides
 
 
 def _write_scores(row: np.ndarray, sides: list[int]) -> None:
@@ -136,8 +150,9 @@ class BatchEngine:
         for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES)):
             if value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-        if not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or reward_scale <= 0:
-            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        if (not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or not math.isfinite(reward_scale)
+                or reward_scale <= 0):
+            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         rules = self.rules
         self.num_games = num_games
         self.episode = episode
@@ -181,7 +196,8 @@ class BatchEngine:
         """A new episode in every game. ``seed`` fixes every game's deals and :meth:`sample_actions`;
         a later ``reset()`` without a seed continues the same random streams (as the AEC env)."""
         if seed is not None or not self._seeded:
-            streams = np.random.SeedSequence(seed).generate_state(2 * self.num_games, dtype=np.uint64)
+            entropy = None if seed is None else check_seed(seed)
+            streams = np.random.SeedSequence(entropy).generate_state(2 * self.num_games, dtype=np.uint64)
             self._state[:, F_DEAL_RNG] = streams[0::2].view(np.int64)
             self._state[:, F_ACTION_RNG] = streams[1::2].view(np.int64)
             self._seeded = True
@@ -205,7 +221,7 @@ class BatchEngine:
         the scores its episodes start from. Bad input raises ``ValueError`` and changes nothing."""
         self._check_game(game)
         hand_masks, kitty_mask = parse_deal(self.rules, hands, kitty, dealer)
-        sides = check_scores(self.rules, scores) if scores is not None else None
+        sides = _check_sides(self.rules, scores) if scores is not None else None
         row = self._state[game]
         row[F_DEALT:F_DEALT + MAX_SEATS] = 0
         row[F_DEALT:F_DEALT + len(hand_masks)] = hand_masks
@@ -221,7 +237,7 @@ class BatchEngine:
         trainer draws each deal's starting scores this way). Scores that would end the game at
         once (§9) raise ``ValueError`` and change nothing."""
         self._check_game(game)
-        _write_scores(self._state[game], check_scores(self.rules, scores))
+        _write_scores(self._state[game], _check_sides(self.rules, scores))
         self._refresh(np.array([game]))
 
     # -- stepping -----------------------------------------------------------------------------------
@@ -248,6 +264,10 @@ class BatchEngine:
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} integer action ids, got shape {actions.shape} "
                              f"of {actions.dtype}")
+        if np.issubdtype(actions.dtype, np.unsignedinteger) and actions.size and actions.max() > np.iinfo(np.int64).max:
+            game = int(np.argmax(actions > np.iinfo(np.int64).max))
+            raise ValueError(f"game {game}: action {int(actions[game])} is out of range (action ids are "
+                             f"0..{self.num_actions - 1}, or negative to leave a game)")
         actions = actions.astype(np.int64, copy=False)
         bad = _step.first_illegal(self._state, actions, self._universal, self._word_bit, self._word_kind)
         if bad >= 0:

@@ -104,13 +104,19 @@ class SingleAgentVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """The learner's action in every game, then the opponents' until the learner is to act again
         (a finished episode is reset at once: see the module docstring). An illegal learner action
-        raises :class:`~five_hundred_env.IllegalActionError` and no game changes; an opponent's
+        raises :class:`~five_hundred_env.IllegalActionError` (a negative one ``ValueError``) and no game changes; an opponent's
         raises it too, every game left valid where it stood."""
         engine = self.engine
+        actions = np.asarray(actions)
+        # The engine reads a negative id as "leave this game": here the learner acts in every game.
+        if np.issubdtype(actions.dtype, np.signedinteger) and actions.shape == (self.num_envs,) and (actions < 0).any():
+            game = int(np.argmax(actions < 0))
+            raise ValueError(f"game {game}: action {int(actions[game])} is negative; the learner acts in every game "
+                             f"(an action id 0..{engine.num_actions - 1})")
         self._final_observer[:] = engine.seat  # a learner seat acts in every game now
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         done = np.zeros(self.num_envs, dtype=np.bool_)
-        result = engine.step(np.asarray(actions), self._final_observer, self._final_obs)
+        result = engine.step(actions, self._final_observer, self._final_obs)
         self._credit(result, rewards, done)
         self._play_opponents(rewards, done)
         return engine.obs.copy(), rewards, done, np.zeros(self.num_envs, dtype=np.bool_), self._info(done)

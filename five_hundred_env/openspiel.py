@@ -228,7 +228,7 @@ class FiveHundredState(pyspiel.State):
                 raise ValueError(f"chance outcome {action}: the dealer must be a seat 0..{rules.num_players - 1}")
             self.dealer = action
         else:
-            if not (0 <= action < 64 and rules.deck >> action & 1):
+            if not (0 <= action < NUM_CARD_IDS and rules.deck >> action & 1):
                 raise ValueError(f"chance outcome {action}: not a card of the {rules.preset} pack")
             if action in self.dealt:
                 raise ValueError(f"chance outcome {action} ({card_to_str(action, rules.two_jokers)}): dealt already")

@@ -23,7 +23,6 @@ import numpy as np
 
 from five_hundred_env.actions import FIRST_NOMINATE, PASS, action_card, card_action, joker_lead_action, partner_action
 from five_hundred_env.cards import mask_to_cards
-from five_hundred_env.sampling import InfoSet, Play
 from five_hundred_env.engine import EFFECTIVE_SUIT, SUITLESS, Deal, IllegalActionError, Phase, bid_rank
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules

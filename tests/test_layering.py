@@ -166,6 +166,14 @@ def test_pimc_takes_agent_specs_without_importing_the_registry():
     assert out.stdout.split() == ["RandomAgent", "HeuristicAgent"]
 
 
+def test_a_spec_without_a_resolver_is_refused_by_name(monkeypatch):
+    from agents.search import pimc
+
+    monkeypatch.setattr(pimc, "_spec_resolver", None)
+    with pytest.raises(ValueError, match=r"rollout 'heuristic' is an agent spec, .* import agents.registry, or pass an Agent"):
+        pimc.PIMCAgent("australian", rollout="heuristic")
+
+
 @pytest.mark.skipif(shutil.which("lint-imports") is None, reason="import-linter is not installed")
 def test_import_linter_contracts_are_kept():
     proc = subprocess.run(["lint-imports", "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)

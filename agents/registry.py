@@ -42,6 +42,7 @@ from agents.base import Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.pretrained import load_pretrained
 from agents.search import PIMCAgent
+from agents.search.pimc import set_spec_resolver
 from agents.split import DecisionSplitAgent
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
@@ -284,6 +285,9 @@ def agent_factory(spec: str) -> AgentFactory:
         raise ValueError(f"unknown agent {spec!r}: expected one of {', '.join(registered_agents())}, "
                          f"or the path of a trained checkpoint or an SB3 {SB3_SUFFIX}")
     return _REGISTRY[name].with_options(text, parse_options(options, text))
+
+
+set_spec_resolver(agent_factory)  # PIMCAgent's base and rollout take specs too (it cannot import this module)
 
 
 def _is_trusted_file(text: str) -> bool:

@@ -12,7 +12,7 @@ import pytest
 from agents import HeuristicAgent, RandomAgent
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import make_rules
-from training import evaluate
+from training import matches
 from training.evaluate import (
     BoardDeal,
     board_deals,
@@ -85,7 +85,7 @@ def test_duplicate_three_players_rotates_every_seat():
 
 def test_duplicate_match_uses_the_board_deals(monkeypatch):
     """The whole match on the unfair deal: the raw plays are lopsided, the board difference zero."""
-    monkeypatch.setattr(evaluate, "board_deals", lambda rules, deals, seed: [UNFAIR_AU] * deals)
+    monkeypatch.setattr(matches, "board_deals", lambda rules, deals, seed: [UNFAIR_AU] * deals)
     report = duplicate_match("australian", HeuristicAgent, HeuristicAgent, deals=2, seed=3)
     assert report.board_diffs == [0.0, 0.0]
     assert min(abs(d) for d in report.play_diffs) >= 150

@@ -1,13 +1,15 @@
 """Imports run one way: ``five_hundred_env`` ← ``agents`` ← ``training`` (the command line is
-``training.cli``). Read with :mod:`ast`, so the layering holds even where import-linter (the
-``[tool.importlinter]`` contracts in pyproject.toml, run by ``.ci/run``) is not installed; lazy
-imports inside functions count too."""
+``training.cli``), and no modules import each other in a circle, even inside a package. Read with
+:mod:`ast`, so the layering holds even where import-linter (the ``[tool.importlinter]`` contracts
+in pyproject.toml, run by ``.ci/run``) is not installed; lazy imports inside functions count too."""
 
 from __future__ import annotations
 
 import ast
 import shutil
 import subprocess
+import sys
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,118 @@ def test_no_module_imports_a_higher_layer(package):
 def test_the_command_line_lives_on_the_top_floor():
     assert (ROOT / "training" / "cli.py").is_file()
     assert not (ROOT / "five_hundred_env" / "cli.py").exists()
+
+
+def module_files(root: Path, packages: Sequence[str]) -> dict[str, Path]:
+    """Every module of ``packages`` under ``root`` by dotted name (a package by its ``__init__.py``)."""
+    found = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imported_modules(source: str, name: str, is_package: bool, modules: Collection[str]) -> set[str]:
+    """The modules of ``modules`` that module ``name`` imports anywhere in ``source``, inside
+    functions too (as ``/work/shared/tools/import_circles.py`` reads them): ``import P.Q`` is
+    module ``P.Q``, ``from P import X`` is module ``P.X`` if there is one, else ``P``."""
+    here = name.split(".") if is_package else name.split(".")[:-1]
+
+    def known(module: str) -> str | None:
+        while module and module not in modules:
+            module = module.rpartition(".")[0]
+        return module or None
+
+    targets = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets.update(known(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = here[:len(here) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}" if base else alias.name
+                targets.add(full if full in modules else known(base))
+    return targets - {None, name}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of two or more modules that import each other, directly or through others."""
+    def reachable(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for module in graph.get(todo.pop(), ()):
+                if module not in seen:
+                    seen.add(module)
+                    todo.append(module)
+        return seen
+
+    reach = {module: reachable(module) for module in graph}
+    groups = {frozenset(other for other in reach[module] if module in reach[other]) for module in graph}
+    return sorted(sorted(group) for group in groups if len(group) > 1)
+
+
+def import_graph(root: Path, packages: Sequence[str]) -> dict[str, set[str]]:
+    modules = module_files(root, packages)
+    return {name: imported_modules(path.read_text(encoding="utf-8"), name, path.name == "__init__.py", modules)
+            for name, path in modules.items()}
+
+
+def test_the_circle_finder_sees_lazy_relative_and_package_imports(tmp_path):
+    """The check itself can fail: a circle through a lazy import, through a relative import, and
+    through a package's ``__init__`` that re-exports (whoever imports the package runs it)."""
+    files = {
+        "pkg/__init__.py": "from pkg.low import helper\n",
+        "pkg/low.py": "def helper():\n    from pkg.high import thing\n",
+        "pkg/high.py": "from pkg import helper\nthing = 1\n",
+        "pkg/sub/__init__.py": "from .leaf import leaf\n",
+        "pkg/sub/leaf.py": "import pkg.sub\nleaf = 2\n",
+        "pkg/alone.py": "from pkg import sub\nimport os\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    graph = import_graph(tmp_path, ["pkg"])
+    assert graph["pkg.alone"] == {"pkg.sub"} and graph["pkg.high"] == {"pkg"}
+    assert import_circles(graph) == [["pkg", "pkg.high", "pkg.low"], ["pkg.sub", "pkg.sub.leaf"]]
+    (tmp_path / "pkg/low.py").write_text("def helper():\n    return 0\n", encoding="utf-8")
+    (tmp_path / "pkg/sub/leaf.py").write_text("leaf = 2\n", encoding="utf-8")
+    assert import_circles(import_graph(tmp_path, ["pkg"])) == []
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    """A circle makes the import order matter and hides which module is the lower one: the shared
+    piece belongs in a module both import (as ``training/matches.py`` is for ``evaluate`` and
+    ``evaluate_ranges``)."""
+    graph = import_graph(ROOT, LAYERS)
+    assert len(graph) > 50 and graph["training.evaluate"] >= {"training.matches", "training.evaluate_ranges"}
+    circles = {" <-> ".join(group): {module: sorted(graph[module] & set(group)) for module in group}
+               for group in import_circles(graph)}
+    assert circles == {}
+
+
+def test_pimc_takes_agent_specs_without_importing_the_registry():
+    """``agents.search.pimc`` does not import the registry (which imports it); the registry hands
+    it ``agent_factory`` as it is imported, which ``agents/__init__`` does before anything else
+    can build an agent: spec strings work from a fresh interpreter that imports the module first."""
+    code = ("from agents.search.pimc import PIMCAgent\n"
+            "agent = PIMCAgent('australian', seed=1, base='random', rollout='heuristic')\n"
+            "print(type(agent.base).__name__, type(agent.rollout).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["RandomAgent", "HeuristicAgent"]
+
+
+def test_a_spec_without_a_resolver_is_refused_by_name(monkeypatch):
+    from agents.search import pimc
+
+    monkeypatch.setattr(pimc, "_spec_resolver", None)
+    with pytest.raises(ValueError, match=r"rollout 'heuristic' is an agent spec, .* import agents.registry, or pass an Agent"):
+        pimc.PIMCAgent("australian", rollout="heuristic")
 
 
 @pytest.mark.skipif(shutil.which("lint-imports") is None, reason="import-linter is not installed")

@@ -28,29 +28,31 @@ Importing this module does not import torch: an agent that needs it imports it i
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any
 
 from agents.base import Agent
-from agents.play import play_deal, play_game
 from five_hundred_env.actions import OPEN_MISERE
-from five_hundred_env.cards import card_to_str, mask_to_cards
-from five_hundred_env.engine import Deal
-from five_hundred_env.env import raw_env
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
 from training.distributed import LOCAL, Backend
+from training.evaluate_ranges import play_in_ranges
+from training.matches import (  # the plays of a match: boards, seats, results (re-exported)
+    SIDES,
+    AgentLike,
+    BoardDeal,
+    GameResult,
+    PlayResult,
+    Seats,
+    agent_or_factory,
+    board_deals,
+    board_results,
+    game_results,
+    play_board,
+    seat_layouts,
+)
 from training.statistics import mean_ci95, t_quantile_975, wilson_ci95  # the report's intervals (re-exported)
-
-AgentLike = Agent | Callable[[Rules, int | None], Agent] | str
-"""An agent instance (used in every seat it takes), a factory ``f(rules, seed) -> Agent``, or an
-agent spec of :func:`agents.registry.agent_factory` (a name or a checkpoint path)."""
-
-SIDES = ("A", "B")
-MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -183,73 +185,6 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.1f}"
 
 
-# -- boards and plays -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BoardDeal:
-    """One deal to play in duplicate: the dealer, each seat's hand and the kitty, by card name."""
-
-    dealer: int
-    hands: tuple[tuple[str, ...], ...]
-    kitty: tuple[str, ...]
-
-    def options(self) -> dict[str, Any]:
-        """The environment's reset options for this deal."""
-        return {"dealer": self.dealer, "hands": [list(h) for h in self.hands], "kitty": list(self.kitty)}
-
-
-def board_deals(rules: Rules, deals: int, seed: int) -> Iterator[BoardDeal]:
-    """``deals`` uniformly shuffled deals with random dealers, reproducible from ``seed``, made one
-    at a time as they are asked for (a long match never holds them all)."""
-    rng = random.Random(seed)
-    two = rules.two_jokers
-    for _ in range(deals):
-        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
-        yield BoardDeal(
-            deal.dealer,
-            tuple(tuple(card_to_str(c, two) for c in mask_to_cards(h)) for h in deal.hands),
-            tuple(card_to_str(c, two) for c in mask_to_cards(deal.kitty)),
-        )
-
-
-@dataclass
-class PlayResult:
-    """One play of a deal: who sat where, each side's score change and the contract."""
-
-    seats: tuple[str, ...]
-    """``"A"`` or ``"B"`` for each seat."""
-    score_change: list[int]
-    """Per side (team with four players, player with three)."""
-    side_of_seat: tuple[int, ...]
-    """Each seat's side (``Rules.side_of``)."""
-    contract: int = -1
-    contractor: int = -1
-    made: bool = False
-
-    @property
-    def diff(self) -> float:
-        """A's score change minus B's (per player: A players' mean minus B players' mean)."""
-        a = [self.score_change[side] for side, label in zip(self.side_of_seat, self.seats, strict=True) if label == "A"]
-        b = [self.score_change[side] for side, label in zip(self.side_of_seat, self.seats, strict=True) if label == "B"]
-        return sum(a) / len(a) - sum(b) / len(b)
-
-
-def seat_layouts(rules: Rules) -> list[tuple[str, ...]]:
-    """Who sits where in the plays of one board (see the module docstring): with teams, A takes
-    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn
-    (a layout that comes twice, as with two players, is played once)."""
-    seats = range(rules.num_players)
-    if rules.has_partners:
-        return [tuple(SIDES[rules.side_of(s)] for s in seats), tuple(SIDES[1 - rules.side_of(s)] for s in seats)]
-    layouts: list[tuple[str, ...]] = []
-    for lone in SIDES:
-        other = "B" if lone == "A" else "A"
-        for seat in seats:
-            layout = tuple(lone if s == seat else other for s in seats)
-            if layout not in layouts:  # two players: A alone against B is B alone against A
-                layouts.append(layout)
-    return layouts
-
-
 def layout_text(rules: Rules) -> str:
     """How the two agents share the seats of a board, in words (the report's ``seats`` line)."""
     n = rules.num_players
@@ -260,53 +195,6 @@ def layout_text(rules: Rules) -> str:
         return f"teams of {size} (seats {teams}): A as each team in turn, {plays} plays a board"
     return (f"each alone: A against {n - 1} B in every seat, then B against {n - 1} A, "
             f"{plays} plays a board")
-
-
-class _Seats:
-    """The agent playing each seat: instances are shared, factories build one agent per seat."""
-
-    def __init__(self, rules: Rules, spec_a: AgentLike, spec_b: AgentLike, seed: int) -> None:
-        n = rules.num_players
-        self.agents: dict[tuple[str, int], Agent] = {}
-        for label, spec in (("A", _factory(spec_a)), ("B", _factory(spec_b))):
-            for seat in range(n):
-                if isinstance(spec, Agent):
-                    self.agents[label, seat] = spec
-                else:
-                    self.agents[label, seat] = spec(rules, seed * 1000 + seat * 2 + (label == "B"))
-
-    def players(self, layout: Sequence[str], seed: int) -> list[Agent]:
-        """The agents of a seat layout, reseeded from the play's seed by seat (in seat order, so an
-        instance shared by several seats ends with its last seat's seed): identical agents get
-        identical random streams whichever side they play for."""
-        players = [self.agents[label, s] for s, label in enumerate(layout)]
-        for s, agent in enumerate(players):
-            agent.seed(seed * 7919 + s)
-        return players
-
-
-def play_board(
-    env: raw_env, deal: BoardDeal, agent_a: AgentLike, agent_b: AgentLike, seed: int = 0,
-    seats: _Seats | None = None,
-) -> list[PlayResult]:
-    """Play one board: the deal once for every seat layout of :func:`seat_layouts`.
-
-    Every play reseeds the agents from the same ``seed``, so identical deterministic agents play
-    each layout identically and the board's difference is exactly zero.
-    """
-    rules = env.rules
-    seats = seats or _Seats(rules, agent_a, agent_b, seed)
-    side_of_seat = tuple(rules.side_of(s) for s in range(rules.num_players))
-    results = []
-    for layout in seat_layouts(rules):
-        finished = play_deal(env, seats.players(layout, seed), seed=seed, options=deal.options())
-        result = PlayResult(layout, list(finished.score_change or [0] * rules.num_sides), side_of_seat)
-        if not finished.thrown_in:
-            result.contract = finished.contract
-            result.contractor = finished.contractor
-            result.made = finished.contract_made()
-        results.append(result)
-    return results
 
 
 def _progress_bar(total: int, enabled: bool, desc: str, iterable: Iterable[Any] | None = None) -> Any:
@@ -321,17 +209,8 @@ def _progress_bar(total: int, enabled: bool, desc: str, iterable: Iterable[Any] 
     return tqdm(iterable, total=total, desc=desc, unit="deal" if desc == "deals" else "game")
 
 
-def _factory(spec: AgentLike) -> Agent | Callable[[Rules, int | None], Agent]:
-    """An agent spec's factory (from the registry); instances and factories as they are."""
-    if isinstance(spec, str):
-        from agents.registry import agent_factory
-
-        return agent_factory(spec)
-    return spec
-
-
 def _name(spec: AgentLike) -> str:
-    spec = _factory(spec)
+    spec = agent_or_factory(spec)
     if isinstance(spec, Agent):
         return getattr(spec, "label", None) or spec.name
     return getattr(spec, "label", None) or getattr(spec, "name", None) or getattr(spec, "__name__", "agent")
@@ -357,13 +236,11 @@ def duplicate_match(rules: Rules | str, agent_a: AgentLike, agent_b: AgentLike, 
         raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     report = EvaluationReport(rules, _name(agent_a), _name(agent_b), deals, seed)
     if workers == 1 and backend.kind == "local":
-        seats = _Seats(rules, agent_a, agent_b, seed)
+        seats = Seats(rules, agent_a, agent_b, seed)
         boards = _progress_bar(deals, progress, "deals", board_results(rules, agent_a, agent_b, seed, 0, deals, seats))
         played: Iterable[GameResult] = _progress_bar(games, progress, "games", game_results(
             rules, agent_a, agent_b, seed, 0, games, seats)) if games else ()
     else:
-        from training.evaluate_ranges import play_in_ranges  # it imports this module
-
         bar = _progress_bar(deals + games, progress, "deals and games")
         try:
             boards, played = play_in_ranges(rules, agent_a, agent_b, seed, deals, games, workers, backend,
@@ -376,43 +253,6 @@ def duplicate_match(rules: Rules | str, agent_a: AgentLike, agent_b: AgentLike, 
     for game in played:
         _tally_game(report, game)
     return report
-
-
-def board_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
-                  seats: _Seats | None = None) -> Iterator[list[PlayResult]]:
-    """The plays of boards ``start`` to ``stop`` (excluded) of the match of ``seed``, one list per
-    board, as :func:`duplicate_match` plays them (``seats``: the match's agents, else built here)."""
-    seats = seats or _Seats(rules, agent_a, agent_b, seed)
-    env = raw_env(rules=rules, episode="deal")
-    for i, deal in enumerate(islice(board_deals(rules, stop, seed), start, None), start):
-        yield play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats)
-
-
-@dataclass(frozen=True)
-class GameResult:
-    """What the report counts of one game to 500: the seats' sides, its length, whether it ended
-    and who won (the winning sides)."""
-
-    layout: tuple[str, ...]
-    deals: int
-    finished: bool
-    winners: tuple[int, ...]
-
-
-def game_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
-                 seats: _Seats | None = None) -> Iterator[GameResult]:
-    """Games ``start`` to ``stop`` (excluded) to 500 of the match of ``seed``; the layouts of
-    :func:`seat_layouts` alternate over games of one seed."""
-    seats = seats or _Seats(rules, agent_a, agent_b, seed)
-    layouts = seat_layouts(rules)
-    if not rules.has_partners:
-        layouts = layouts[:rules.num_players]  # A alone against two copies of B, in each seat
-    env = raw_env(rules=rules, episode="game", max_deals=MAX_GAME_DEALS)
-    for g in range(start, stop):
-        layout = layouts[g % len(layouts)]
-        game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
-        game = play_game(env, seats.players(layout, game_seed), seed=game_seed)
-        yield GameResult(layout, len(game.deals), game.is_over, tuple(game.winners or ()))
 
 
 def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from five_hundred_env.rules import Rules
 from training.distributed import Backend, run_jobs
-from training.evaluate import AgentLike, GameResult, PlayResult, board_results, game_results
+from training.matches import AgentLike, GameResult, PlayResult, board_results, game_results
 
 BOARDS_PER_JOB = 50
 """Boards per unit of work (the report does not depend on it)."""

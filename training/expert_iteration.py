@@ -70,6 +70,7 @@ from training.exit_data import (
     targets_of_kinds,
 )
 from training.improvement_config import FitConfig, SampleConfig
+from training.policy_evaluation import evaluate_policy, score_ci
 from training.runlog import RunLog
 from training.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
 from training.threads import limit_threads
@@ -340,8 +341,6 @@ def _jobs(config: ExitConfig, rules: Rules, model: ActorCritic, seeds: list[int]
 
 
 def _evaluate(config: ExitConfig, rules: Rules, model: ActorCritic) -> dict[str, float]:
-    from training.warmstart import evaluate_policy, score_ci
-
     report = evaluate_policy(model, rules, "heuristic", config.evaluation.deals, config.evaluation.seed, "exit")
     mean, lo, hi = score_ci(report)
     return {"eval_heuristic_mean": mean, "eval_heuristic_lo": lo, "eval_heuristic_hi": hi}

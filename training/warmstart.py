@@ -23,11 +23,12 @@ from typing import Any
 
 import torch
 
-from agents.neural import NeuralAgent, load_agent, load_training_weights, make_adviser, read_checkpoint
+from agents.neural import load_training_weights, make_adviser, read_checkpoint
 from agents.registry import make_agent
 from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
 from training.config import Config
+from training.policy_evaluation import START, START_NAME, evaluate_policy, score_ci
 from training.runlog import RunLog
 from training.runs import (
     CACHE,
@@ -36,7 +37,6 @@ from training.runs import (
     Session,
     checkpoint,
     non_finite_tensors,
-    preserved_rng,
     save_checkpoint_file,
 )
 
@@ -44,9 +44,6 @@ WARM_START_KINDS = {"imitation": "imitation", "rollouts": "rollouts", "eval": "w
 """The kind of ``progress.csv`` row each warm-start stage writes -> the stage's name."""
 
 Log = Callable[[str], None]
-
-START, START_NAME = "start", "start.pt"
-"""The opponent that is the run's own start, and its file in the run folder."""
 
 
 def start_path(run: RunFolder) -> Path:
@@ -59,30 +56,6 @@ def save_start(run: RunFolder, session: Session, rules: Rules) -> None:
     model = session.state.model
     save_checkpoint_file(run, start_path(run), {"rules": rules.to_dict(), "model_spec": model.spec(),
                                                 "model": model.state_dict()})
-
-
-def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: int, label: str | None = None,
-                    start: Path | None = None) -> Any:
-    """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B):
-    an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint."""
-    from training.evaluate import duplicate_match
-
-    with preserved_rng(), torch.inference_mode():  # building a network draws from torch's generator
-        other = _start_agent(start, rules, seed + 1) if opponent == START else make_agent(opponent, rules, seed + 1)
-        agent = NeuralAgent(rules, seed, model=model, greedy=True)
-        if label:
-            agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
-        report = duplicate_match(rules, agent, other, deals, seed=seed)
-    model.train()
-    return report
-
-
-def _start_agent(start: Path | None, rules: Rules, seed: int) -> NeuralAgent:
-    if start is None:
-        raise ValueError("the start opponent needs the run's start.pt")
-    agent = load_agent(start, rules, seed, greedy=True)
-    agent.label = START  # type: ignore[attr-defined]  # the name reports give team B
-    return agent
 
 
 def learning_verdict(start_report: dict[str, Any]) -> dict[str, Any]:
@@ -106,12 +79,6 @@ def learning_line(verdict: dict[str, Any]) -> str:
     else:
         figures = f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}] points per deal"
     return f"learning: {figures} over its start ({verdict['boards']:,} boards): {verdict['verdict']}"
-
-
-def score_ci(report: Any) -> tuple[float, float, float]:
-    """The mean score difference per deal of a report and its 95% interval."""
-    d = report.to_dict()["score_diff_per_deal"]
-    return float(d["mean"]), float(d["ci95"][0]), float(d["ci95"][1])
 
 
 def _check_finite(session: Session, after: str) -> None:

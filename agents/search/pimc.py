@@ -75,9 +75,21 @@ class SearchRecord:
         return self.means[self.best] - self.means[self.base_action]
 
 
+_spec_resolver: Callable[[str], Callable[[Rules, int | None], Agent]] | None = None
+
+
+def set_spec_resolver(resolver: Callable[[str], Callable[[Rules, int | None], Agent]]) -> None:
+    """Let ``base`` and ``rollout`` be agent spec strings, built by ``resolver(spec)(rules, seed)``:
+    :mod:`agents.registry` installs its ``agent_factory`` as it is imported (``agents/__init__``
+    imports it, so it is there before any agent is built). The registry imports this module, so
+    this one does not import the registry."""
+    global _spec_resolver
+    _spec_resolver = resolver
+
+
 class _AgentSlot:
-    """An agent given as an :class:`Agent`, or as a spec built on first use with
-    ``agents.registry.make_agent`` (imported here: the registry imports this module)."""
+    """An agent given as an :class:`Agent`, or as a spec built on first use by the resolver of
+    :func:`set_spec_resolver` (``agents.registry.agent_factory``)."""
 
     def __init__(self, agent: Agent | str | None, role: str, rules: Rules, seed: int | None) -> None:
         self.rules, self.seed = rules, seed
@@ -90,9 +102,10 @@ class _AgentSlot:
         elif isinstance(agent, Agent):
             self._agent = agent
         elif isinstance(agent, str):
-            from agents.registry import agent_factory
-
-            self._build = agent_factory(agent)  # an unknown spec is refused now, a file is loaded on first use
+            if _spec_resolver is None:
+                raise ValueError(f"{role} {agent!r} is an agent spec, but no spec resolver is installed: "
+                                 "import agents.registry, or pass an Agent")
+            self._build = _spec_resolver(agent)  # an unknown spec is refused now, a file is loaded on first use
         else:
             raise ValueError(f"{role} must be an Agent, an agent spec string or None, got {type(agent).__name__}")
 

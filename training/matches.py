@@ -1,0 +1,207 @@
+"""The plays of a duplicate match: its boards, who sits where, the agents of each seat, and the
+results of boards and games, in the order :func:`training.evaluate.duplicate_match` tallies them.
+
+Both the one-process match (:mod:`training.evaluate`) and the ranges played by workers
+(:mod:`training.evaluate_ranges`) play through these functions, so their reports are the same;
+this module imports neither. Every play reseeds its agents, and every board and game has its own
+seed (see :mod:`training.evaluate` for the method).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from agents.base import Agent
+from agents.play import play_deal, play_game
+from five_hundred_env.cards import card_to_str, mask_to_cards
+from five_hundred_env.engine import Deal
+from five_hundred_env.env import raw_env
+from five_hundred_env.rules import Rules
+
+AgentLike = Agent | Callable[[Rules, int | None], Agent] | str
+"""An agent instance (used in every seat it takes), a factory ``f(rules, seed) -> Agent``, or an
+agent spec of :func:`agents.registry.agent_factory` (a name or a checkpoint path)."""
+
+SIDES = ("A", "B")
+MAX_GAME_DEALS = 400  # a game to 500 that has not ended after this many deals counts as undecided
+
+
+@dataclass(frozen=True)
+class BoardDeal:
+    """One deal to play in duplicate: the dealer, each seat's hand and the kitty, by card name."""
+
+    dealer: int
+    hands: tuple[tuple[str, ...], ...]
+    kitty: tuple[str, ...]
+
+    def options(self) -> dict[str, Any]:
+        """The environment's reset options for this deal."""
+        return {"dealer": self.dealer, "hands": [list(h) for h in self.hands], "kitty": list(self.kitty)}
+
+
+def board_deals(rules: Rules, deals: int, seed: int) -> Iterator[BoardDeal]:
+    """``deals`` uniformly shuffled deals with random dealers, reproducible from ``seed``, made one
+    at a time as they are asked for (a long match never holds them all)."""
+    rng = random.Random(seed)
+    two = rules.two_jokers
+    for _ in range(deals):
+        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
+        yield BoardDeal(
+            deal.dealer,
+            tuple(tuple(card_to_str(c, two) for c in mask_to_cards(h)) for h in deal.hands),
+            tuple(card_to_str(c, two) for c in mask_to_cards(deal.kitty)),
+        )
+
+
+@dataclass
+class PlayResult:
+    """One play of a deal: who sat where, each side's score change and the contract."""
+
+    seats: tuple[str, ...]
+    """``"A"`` or ``"B"`` for each seat."""
+    score_change: list[int]
+    """Per side (team with four players, player with three)."""
+    side_of_seat: tuple[int, ...]
+    """Each seat's side (``Rules.side_of``)."""
+    contract: int = -1
+    contractor: int = -1
+    made: bool = False
+
+    @property
+    def diff(self) -> float:
+        """A's score change minus B's (per player: A players' mean minus B players' mean)."""
+        a = [self.score_change[side] for side, label in zip(self.side_of_seat, self.seats, strict=True) if label == "A"]
+        b = [self.score_change[side] for side, label in zip(self.side_of_seat, self.seats, strict=True) if label == "B"]
+        return sum(a) / len(a) - sum(b) / len(b)
+
+
+def seat_layouts(rules: Rules) -> list[tuple[str, ...]]:
+    """Who sits where in the plays of one board (see the module docstring): with teams, A takes
+    side 0's seats and B side 1's, then the reverse; alone, each agent alone in every seat in turn
+    (a layout that comes twice, as with two players, is played once)."""
+    seats = range(rules.num_players)
+    if rules.has_partners:
+        return [tuple(SIDES[rules.side_of(s)] for s in seats), tuple(SIDES[1 - rules.side_of(s)] for s in seats)]
+    layouts: list[tuple[str, ...]] = []
+    for lone in SIDES:
+        other = "B" if lone == "A" else "A"
+        for seat in seats:
+            layout = tuple(lone if s == seat else other for s in seats)
+            if layout not in layouts:  # two players: A alone against B is B alone against A
+                layouts.append(layout)
+    return layouts
+
+
+def agent_or_factory(spec: AgentLike) -> Agent | Callable[[Rules, int | None], Agent]:
+    """An agent spec's factory (from the registry); instances and factories as they are."""
+    if isinstance(spec, str):
+        from agents.registry import agent_factory
+
+        return agent_factory(spec)
+    return spec
+
+
+class Seats:
+    """The agent playing each seat: instances are shared, factories build one agent per seat."""
+
+    def __init__(self, rules: Rules, spec_a: AgentLike, spec_b: AgentLike, seed: int) -> None:
+        n = rules.num_players
+        self.agents: dict[tuple[str, int], Agent] = {}
+        for label, spec in (("A", agent_or_factory(spec_a)), ("B", agent_or_factory(spec_b))):
+            for seat in range(n):
+                if isinstance(spec, Agent):
+                    self.agents[label, seat] = spec
+                else:
+                    self.agents[label, seat] = spec(rules, seed * 1000 + seat * 2 + (label == "B"))
+
+    def players(self, layout: Sequence[str], seed: int) -> list[Agent]:
+        """The agents of a seat layout, reseeded from the play's seed by seat (in seat order, so an
+        instance shared by several seats ends with its last seat's seed): identical agents get
+        identical random streams whichever side they play for."""
+        players = [self.agents[label, s] for s, label in enumerate(layout)]
+        for s, agent in enumerate(players):
+            agent.seed(seed * 7919 + s)
+        return players
+
+
+def play_board(
+    env: raw_env, deal: BoardDeal, agent_a: AgentLike, agent_b: AgentLike, seed: int = 0,
+    seats: Seats | None = None,
+) -> list[PlayResult]:
+    """Play one board: the deal once for every seat layout of :func:`seat_layouts`.
+
+    Every play reseeds the agents from the same ``seed``, so identical deterministic agents play
+    each layout identically and the board's difference is exactly zero.
+    """
+    rules = env.rules
+    seats = seats or Seats(rules, agent_a, agent_b, seed)
+    side_of_seat = tuple(rules.side_of(s) for s in range(rules.num_players))
+    results = []
+    for layout in seat_layouts(rules):
+        finished = play_deal(env, seats.players(layout, seed), seed=seed, options=deal.options())
+        result = PlayResult(layout, list(finished.score_change or [0] * rules.num_sides), side_of_seat)
+        if not finished.thrown_in:
+            result.contract = finished.contract
+            result.contractor = finished.contractor
+            result.made = finished.contract_made()
+        results.append(result)
+    return results
+
+
+def board_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
+                  seats: Seats | None = None) -> Iterator[list[PlayResult]]:
+    """The plays of boards ``start`` to ``stop`` (excluded) of the match of ``seed``, one list per
+    board, as :func:`training.evaluate.duplicate_match` plays them (``seats``: the match's agents,
+    else built here)."""
+    seats = seats or Seats(rules, agent_a, agent_b, seed)
+    env = raw_env(rules=rules, episode="deal")
+    for i, deal in enumerate(islice(board_deals(rules, stop, seed), start, None), start):
+        yield play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats)
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """What the report counts of one game to 500: the seats' sides, its length, whether it ended
+    and who won (the winning sides)."""
+
+    layout: tuple[str, ...]
+    deals: int
+    finished: bool
+    winners: tuple[int, ...]
+
+
+def game_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
+                 seats: Seats | None = None) -> Iterator[GameResult]:
+    """Games ``start`` to ``stop`` (excluded) to 500 of the match of ``seed``; the layouts of
+    :func:`seat_layouts` alternate over games of one seed."""
+    seats = seats or Seats(rules, agent_a, agent_b, seed)
+    layouts = seat_layouts(rules)
+    if not rules.has_partners:
+        layouts = layouts[:rules.num_players]  # A alone against two copies of B, in each seat
+    env = raw_env(rules=rules, episode="game", max_deals=MAX_GAME_DEALS)
+    for g in range(start, stop):
+        layout = layouts[g % len(layouts)]
+        game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
+        game = play_game(env, seats.players(layout, game_seed), seed=game_seed)
+        yield GameResult(layout, len(game.deals), game.is_over, tuple(game.winners or ()))
+
+
+__all__ = [
+    "MAX_GAME_DEALS",
+    "SIDES",
+    "AgentLike",
+    "BoardDeal",
+    "GameResult",
+    "PlayResult",
+    "Seats",
+    "agent_or_factory",
+    "board_deals",
+    "board_results",
+    "game_results",
+    "play_board",
+    "seat_layouts",
+]

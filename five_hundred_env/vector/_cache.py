@@ -9,6 +9,7 @@ numba itself) changes, recognised by a hash stored beside them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numba
@@ -17,24 +18,27 @@ KERNEL_SOURCES = ("_layout.py", "_bits.py", "_score.py", "_kernels.py", "_encode
 STAMP_NAME = "five_hundred_kernels.sha256"
 
 
-def kernel_hash() -> str:
-    """A hash of every kernel source and the numba version."""
+def kernel_hash(extra_sources: Sequence[Path] = ()) -> str:
+    """A hash of every kernel source (and of ``extra_sources``) and the numba version."""
     digest = hashlib.sha256(numba.__version__.encode())
     here = Path(__file__).parent
-    for name in KERNEL_SOURCES:
-        digest.update((here / name).read_bytes())
+    for path in [here / name for name in KERNEL_SOURCES] + list(extra_sources):
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def drop_stale_kernels(cache_dir: str | Path) -> None:
-    """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources."""
+def drop_stale_kernels(cache_dir: str | Path, extra_sources: Sequence[Path] = ()) -> None:
+    """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources.
+
+    Kernels of another package that call these ones (a compiled policy) pass their own source
+    files as ``extra_sources``: their cache is then dropped when either side changes."""
     cache = Path(cache_dir)
     stamp = cache / STAMP_NAME
-    current = kernel_hash()
+    current = kernel_hash(extra_sources)
     try:
         if stamp.exists() and stamp.read_text() == current:
             return
-        modules = tuple(name.removesuffix(".py") + "." for name in KERNEL_SOURCES)
+        modules = tuple(Path(name).name.removesuffix(".py") + "." for name in (*KERNEL_SOURCES, *extra_sources))
         for path in cache.glob("*.nb[ic]"):
             if path.name.startswith(modules):
                 path.unlink()

@@ -20,8 +20,10 @@ import math
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 from five_hundred_env.vector._bits import popcount
 from five_hundred_env.vector._cache import drop_stale_kernels
@@ -111,13 +113,33 @@ MISERE_DANGER = np.array((0.0, 0.3, 0.6, 0.9, 1.2))
 
 
 # -- the view (view.ViewDecoder) ------------------------------------------------------------------------
+@intrinsic
+def _load_u64(typingctx, row, at):  # type: ignore[no-untyped-def]
+    """The 8 bytes ``row[at:at+8]`` as one little-endian ``uint64`` (an unaligned load)."""
+    if not isinstance(row, types.Array) or not isinstance(at, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        pointer = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(64).as_pointer())
+        return builder.load(pointer, align=1)
+
+    return types.uint64(row, at), codegen
+
+
+GATHER = np.uint64(0x0102040810204080)  # gathers the low bits of 8 bytes into the top byte
+
+
 @njit(cache=True, inline="always")
 def read_bits(row: np.ndarray, at: int, width: int) -> int:
-    """The 0/1 elements ``row[at:at+width]`` as a bit mask."""
+    """The 0/1 elements ``row[at:at+width]`` as a bit mask, 8 at a time (the row must go on for
+    ``(width + 7) // 8 * 8`` elements: every slice read so is followed by others)."""
     m = 0
-    for i in range(width):
-        m |= np.int64(row[at + i]) << i
-    return m
+    for w in range((width + 7) // 8):
+        x = _load_u64(row, at + 8 * w)
+        if x:
+            m |= np.int64((x * GATHER) >> np.uint64(56)) << (8 * w)
+    return m & ((1 << width) - 1)
 
 
 @njit(cache=True, inline="always")
@@ -148,19 +170,22 @@ def decode(row: np.ndarray, off: np.ndarray, ri: np.ndarray, v: np.ndarray) -> N
     phase = read_index(row, off[L_PHASE], 5)
     v[V_PHASE] = phase
     nb = 0
-    at = off[L_BIDS]
-    for i in range(27 * n):
-        if row[at + i]:
+    for start in range(0, 27 * n, 56):
+        bits = read_bits(row, off[L_BIDS] + start, min(56, 27 * n - start))
+        while bits:
+            i = start + trailing_zeros(bits)
+            bits &= bits - 1
             v[V_BID + nb] = i // n + 1
             v[V_BID_SEAT + nb] = i % n
             nb += 1
     v[V_NUM_BIDS] = nb
     if phase == PHASE_BIDDING:
         passed = 0
-        at = off[L_PASSES]
-        for i in range(28 * n):
-            if row[at + i]:
-                passed |= 1 << (i % n)
+        for start in range(0, 28 * n, 56):
+            bits = read_bits(row, off[L_PASSES] + start, min(56, 28 * n - start))
+            while bits:
+                passed |= 1 << ((start + trailing_zeros(bits)) % n)
+                bits &= bits - 1
         v[V_PASSED] = passed
         v[V_SCORE] = row[off[L_SCORES]]
         return
@@ -242,35 +267,46 @@ def know_cards(v: np.ndarray, ct: np.ndarray, ri: np.ndarray) -> None:
 
 
 # -- hand evaluation (evaluation.HandEvaluator) ----------------------------------------------------------
+@njit(cache=True, inline="always")
+def held_in_order(ct: np.ndarray, ctx: int, s: int, hand: int) -> tuple[int, int]:
+    """The hand's cards of suit ``s``, strongest first, as what the evaluation reads of each: how
+    many cards of the suit rank above it (its index ``p`` in ``top_down``) less the hand's cards
+    above it (its round ``i``), i.e. the higher cards it lacks; packed 4 bits per round (round
+    ``i`` at bit ``4·i``). Returns (packed, how many)."""
+    m = hand & ct[ctx, C_SUIT + s]
+    packed = 0
+    count = 0
+    while m:
+        c = trailing_zeros(m)
+        m &= m - 1
+        higher = ct[ctx, C_HIGHER + c]
+        i = popcount(higher & hand)
+        packed |= (popcount(higher) - i) << (4 * i)
+        count += 1
+    return packed, count
+
+
 @njit(cache=True)
 def suit_tricks(ct: np.ndarray, hand: int, trump: int) -> float:
-    """HandEvaluator.suit_tricks."""
+    """HandEvaluator.suit_tricks (the same additions in the same order)."""
     value = 0.0
-    i = 0
-    for p in range(ct[trump, C_TD_LEN + trump]):
-        if hand >> ct[trump, C_TOP_DOWN + TD_WIDTH * trump + p] & 1:
-            w = W_TRUMP[min(p - i, 4)]
-            if i >= 3:
-                w = max(w, 0.55 if i == 3 else 0.8)
-            value += w
-            i += 1
-    spare = max(0, i - 3)
+    packed, n_t = held_in_order(ct, trump, trump, hand)
+    for i in range(n_t):
+        w = W_TRUMP[min(packed >> (4 * i) & 15, 4)]
+        if i >= 3:
+            w = max(w, 0.55 if i == 3 else 0.8)
+        value += w
+    spare = max(0, n_t - 3)
     ruffs = 0.0
     for s in range(4):
         if s == trump:
             continue
-        count = 0
-        first = -1
-        for p in range(ct[trump, C_TD_LEN + s]):
-            if hand >> ct[trump, C_TOP_DOWN + TD_WIDTH * s + p] & 1:
-                if count == 0:
-                    first = p
-                if count < 3:
-                    value += W_SIDE[count, min(p - count, 2)]
-                count += 1
+        packed, count = held_in_order(ct, trump, s, hand)
+        for rnd in range(min(count, 3)):
+            value += W_SIDE[rnd, min(packed >> (4 * rnd) & 15, 2)]
         if count == 0:
             ruffs += 0.9
-        elif count == 1 and first > 0:
+        elif count == 1 and packed > 0:  # a singleton below the top card
             ruffs += 0.45
     value += min(ruffs, spare * 0.9)
     return value
@@ -283,21 +319,17 @@ def nt_value(ct: np.ndarray, hand: int, ctx: int) -> float:
     unstopped = 0
     for s in range(4):
         top = 0.0
-        rnd = 0
-        first = -1
-        for p in range(ct[ctx, C_TD_LEN + s]):
-            if hand >> ct[ctx, C_TOP_DOWN + TD_WIDTH * s + p] & 1:
-                missing = p - rnd
-                if rnd < 4:
-                    top += W_NT[min(missing, 3)]
-                else:
-                    top += 0.6 if missing <= 1 else 0.1
-                if rnd == 0:
-                    first = p
-                rnd += 1
-        if rnd >= 5 and first <= 1:
-            top += 0.4 * (rnd - 4)
-        stopped = rnd > 0 and (first == 0 or (first == 1 and rnd >= 2) or (first == 2 and rnd >= 3))
+        packed, length = held_in_order(ct, ctx, s, hand)
+        for rnd in range(length):
+            missing = packed >> (4 * rnd) & 15
+            if rnd < 4:
+                top += W_NT[min(missing, 3)]
+            else:
+                top += 0.6 if missing <= 1 else 0.1
+        first = packed & 15  # the top card's place in the suit (it lacks every card above it)
+        if length >= 5 and first <= 1:
+            top += 0.4 * (length - 4)
+        stopped = length > 0 and (first == 0 or (first == 1 and length >= 2) or (first == 2 and length >= 3))
         if not stopped:
             unstopped += 1
         value += top
@@ -323,34 +355,32 @@ def defence_tricks(ct: np.ndarray, hand: int, strain: int) -> float:
     if strain == 4:
         return 0.8 * max(0.0, nt_value(ct, hand, NO_TRUMP_CTX) + 0.3)
     value = 0.0
-    i = 0
-    for p in range(ct[strain, C_TD_LEN + strain]):
-        if hand >> ct[strain, C_TOP_DOWN + TD_WIDTH * strain + p] & 1:
-            value += W_DEFENCE_TRUMP[min(p - i, 4)]
-            i += 1
+    packed, count = held_in_order(ct, strain, strain, hand)
+    for i in range(count):
+        value += W_DEFENCE_TRUMP[min(packed >> (4 * i) & 15, 4)]
     for s in range(4):
         if s == strain:
             continue
-        rnd = 0
-        for p in range(ct[strain, C_TD_LEN + s]):
-            if rnd < 2 and hand >> ct[strain, C_TOP_DOWN + TD_WIDTH * s + p] & 1:
-                value += W_DEFENCE_SIDE[rnd, min(p - rnd, 2)]
-                rnd += 1
+        packed, count = held_in_order(ct, strain, s, hand)
+        for rnd in range(min(count, 2)):
+            value += W_DEFENCE_SIDE[rnd, min(packed >> (4 * rnd) & 15, 2)]
     return value
 
 
 @njit(cache=True)
 def suit_danger(ct: np.ndarray, s: int, cards: int, outside: int) -> float:
-    """HandEvaluator._misere_suit_danger of the cards of suit ``s`` in ``cards`` (low to high)."""
+    """HandEvaluator._misere_suit_danger of the cards of suit ``s`` in ``cards`` (low to high: in
+    the no-trump context a suit's cards rise with their ids)."""
     danger = 0.0
     i = 0
-    for p in range(ct[NO_TRUMP_CTX, C_TD_LEN + s] - 1, -1, -1):
-        c = ct[NO_TRUMP_CTX, C_TOP_DOWN + TD_WIDTH * s + p]
-        if cards >> c & 1:
-            slack = popcount(ct[NO_TRUMP_CTX, C_LOWER + c] & outside) - 2 * i
-            if slack > 0:
-                danger += MISERE_DANGER[min(slack, 4)] + 0.25 * max(0, slack - 4)
-            i += 1
+    m = cards & ct[NO_TRUMP_CTX, C_SUIT + s]
+    while m:
+        c = trailing_zeros(m)
+        m &= m - 1
+        slack = popcount(ct[NO_TRUMP_CTX, C_LOWER + c] & outside) - 2 * i
+        if slack > 0:
+            danger += MISERE_DANGER[min(slack, 4)] + 0.25 * max(0, slack - 4)
+        i += 1
     return danger
 
 
@@ -379,40 +409,35 @@ def misere_throw(ct: np.ndarray, hand: int, cards: int, outside: int) -> int:
 
 
 @njit(cache=True)
-def suit_throws(ct: np.ndarray, s: int, hand: int, k: int, outside: int, out_d: np.ndarray, out_m: np.ndarray) -> int:
+def suit_throws(ct: np.ndarray, s: int, hand: int, k: int, outside: int, out_d: np.ndarray, out_m: np.ndarray,
+                cards: np.ndarray) -> int:
     """HandEvaluator._suit_throws of suit ``s``: into ``out_d[j]``/``out_m[j]`` the least danger
     left after throwing ``j`` of its cards and those cards (ties: the higher cards); returns how
-    many options (``min(k, length) + 1``)."""
-    length = ct[NO_TRUMP_CTX, C_TD_LEN + s]
-    cards = np.empty(TD_WIDTH, dtype=np.int64)
+    many options (``min(k, length) + 1``). ``cards`` is scratch room for the suit's cards."""
+    mine = hand & ct[NO_TRUMP_CTX, C_SUIT + s]
     count = 0
-    for p in range(length - 1, -1, -1):
-        c = ct[NO_TRUMP_CTX, C_TOP_DOWN + TD_WIDTH * s + p]
-        if hand >> c & 1:
-            cards[count] = c
-            count += 1
-    mine = 0
-    for i in range(count):
-        mine |= 1 << cards[i]
+    m = mine
+    while m:
+        cards[count] = trailing_zeros(m)
+        m &= m - 1
+        count += 1
     options = min(k, count) + 1
-    for j in range(options):
+    out_d[0], out_m[0] = suit_danger(ct, s, mine, outside), 0
+    for j in range(1, options):
         best_d, best_m = INF, -1
-        if j == 0:
-            best_d, best_m = suit_danger(ct, s, mine, outside), 0
-        else:
-            pick = (1 << j) - 1  # Gosper's hack: every j-subset of the count cards
-            while pick < 1 << count:
-                combo = 0
-                x = pick
-                while x:
-                    combo |= 1 << cards[trailing_zeros(x)]
-                    x &= x - 1
-                danger = suit_danger(ct, s, mine & ~combo, outside)
-                if danger < best_d or (danger == best_d and combo > best_m):
-                    best_d, best_m = danger, combo
-                low = pick & -pick
-                ripple = pick + low
-                pick = (((ripple ^ pick) >> 2) // low) | ripple
+        pick = (1 << j) - 1  # Gosper's hack: every j-subset of the suit's cards (the order of a
+        while pick < 1 << count:  # minimum's search does not matter: no two choices tie)
+            combo = 0
+            x = pick
+            while x:
+                combo |= 1 << cards[trailing_zeros(x)]
+                x &= x - 1
+            danger = suit_danger(ct, s, mine & ~combo, outside)
+            if danger < best_d or (danger == best_d and combo > best_m):
+                best_d, best_m = danger, combo
+            low = pick & -pick
+            ripple = pick + low
+            pick = (((ripple ^ pick) >> 2) // low) | ripple
         out_d[j] = best_d
         out_m[j] = best_m
     return options
@@ -420,10 +445,12 @@ def suit_throws(ct: np.ndarray, s: int, hand: int, k: int, outside: int, out_d: 
 
 @njit(cache=True)
 def combine_group(best_d: np.ndarray, best_m: np.ndarray, opt_d: np.ndarray, opt_m: np.ndarray, options: int,
-                  k: int) -> None:
-    """One step of misere_best_throw's dynamic programme (a group's options into ``best``)."""
-    new_d = np.full(k + 1, INF)
-    new_m = np.zeros(k + 1, dtype=np.int64)
+                  k: int, new_d: np.ndarray, new_m: np.ndarray) -> None:
+    """One step of misere_best_throw's dynamic programme (a group's options into ``best``; ``new_*``
+    scratch room)."""
+    for j in range(k + 1):
+        new_d[j] = INF
+        new_m[j] = 0
     for j in range(k + 1):
         if best_d[j] == INF:
             continue
@@ -431,18 +458,22 @@ def combine_group(best_d: np.ndarray, best_m: np.ndarray, opt_d: np.ndarray, opt
             if j + jj <= k and best_d[j] + opt_d[jj] < new_d[j + jj]:
                 new_d[j + jj] = best_d[j] + opt_d[jj]
                 new_m[j + jj] = best_m[j] | opt_m[jj]
-    best_d[:] = new_d
-    best_m[:] = new_m
+    for j in range(k + 1):
+        best_d[j] = new_d[j]
+        best_m[j] = new_m[j]
 
 
 @njit(cache=True)
 def misere_best_throw(ct: np.ndarray, hand: int, k: int, outside: int) -> tuple[float, int]:
     """HandEvaluator.misere_best_throw: the least danger left after throwing ``k`` cards, and them."""
-    best_d = np.full(k + 1, INF)
-    best_m = np.zeros(k + 1, dtype=np.int64)
+    room = k + 1
+    floats = np.empty(3 * room)
+    ints = np.empty(3 * room + TD_WIDTH, dtype=np.int64)
+    best_d, opt_d, new_d = floats[:room], floats[room:2 * room], floats[2 * room:]
+    best_m, opt_m, new_m, cards = ints[:room], ints[room:2 * room], ints[2 * room:3 * room], ints[3 * room:]
+    best_d[:] = INF
+    best_m[:] = 0
     best_d[0] = 0.0
-    opt_d = np.empty(k + 1)
-    opt_m = np.zeros(k + 1, dtype=np.int64)
     jokers = hand & ct[NO_TRUMP_CTX, C_SUIT + SUITLESS]
     num_jokers = popcount(jokers)
     options = min(k, num_jokers) + 1
@@ -454,10 +485,10 @@ def misere_best_throw(ct: np.ndarray, hand: int, k: int, outside: int) -> tuple[
         if rest:
             thrown |= rest & -rest
             rest &= rest - 1
-    combine_group(best_d, best_m, opt_d, opt_m, options, k)
+    combine_group(best_d, best_m, opt_d, opt_m, options, k, new_d, new_m)
     for s in range(4):
-        options = suit_throws(ct, s, hand, k, outside, opt_d, opt_m)
-        combine_group(best_d, best_m, opt_d, opt_m, options, k)
+        options = suit_throws(ct, s, hand, k, outside, opt_d, opt_m, cards)
+        combine_group(best_d, best_m, opt_d, opt_m, options, k, new_d, new_m)
     return best_d[k], best_m[k]
 
 
@@ -1291,9 +1322,17 @@ def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit:
     for b in range(obs.shape[0]):
         word = 0
         kind = 0
-        for a in range(mask.shape[1]):
-            if mask[b, a]:
-                u = universal[a]
+        row = mask[b]
+        for start in range(0, mask.shape[1], 8):
+            if start + 8 <= mask.shape[1]:
+                legal = read_bits(row, start, 8)
+            else:
+                legal = 0
+                for a in range(start, mask.shape[1]):
+                    legal |= np.int64(row[a] != 0) << (a - start)
+            while legal:
+                u = universal[start + trailing_zeros(legal)]
+                legal &= legal - 1
                 word |= 1 << word_bit[u]
                 kind = word_kind[u]
         bit = decide(obs[b], word, ct, ri, rf, cs, off, v)

@@ -58,6 +58,9 @@ def policy_tables(rules: Rules) -> PolicyTables:
                 raise ValueError(f"a suit of {len(order)} cards is longer than the kernels' tables ({k.TD_WIDTH})")
             ct[ctx, k.C_TOP_DOWN + k.TD_WIDTH * s:k.C_TOP_DOWN + k.TD_WIDTH * s + len(order)] = order
             ct[ctx, k.C_TD_LEN + s] = len(order)
+    no_trumps = card_tables(rules)[k.NO_TRUMP_CTX]
+    if any(no_trumps.top_down[s][::-1] != sorted(no_trumps.top_down[s]) for s in range(4)):
+        raise ValueError("the kernels' misère danger needs each suit's cards to rise with their ids at no trumps")
     ri = np.zeros(k.NUM_RI, dtype=np.int64)
     partner = rules.partner_of(0)
     ri[k.R_N] = rules.num_players

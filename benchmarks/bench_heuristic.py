@@ -48,6 +48,13 @@ def decisions_per_cpu_second(preset: str, batch: int, seconds: float,
     return decisions / spent
 
 
+def compiled_act(policy: HeuristicPolicy, batch: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``HeuristicPolicy.act_batch`` into one reused buffer, its kernels loaded (or compiled) first."""
+    out = np.empty(batch, dtype=np.int64)
+    policy.act_batch(np.zeros((1, policy.encoder.size), np.int8), np.zeros((1, len(policy.actions)), np.int8))
+    return lambda obs, masks: policy.act_batch(obs, masks, out)
+
+
 def python_act(agent: HeuristicAgent) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``HeuristicAgent.act`` row by row, as a batch policy."""
     def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -66,10 +73,8 @@ def main() -> None:
         parser.error("--seconds must be positive and --batch at least 1")
     report: dict = {"batch": args.batch, "seconds": args.seconds, "clock": "process_time", "presets": {}}
     for preset in args.preset or list(PRESETS):
-        policy = HeuristicPolicy(preset)
-        out = np.empty(args.batch, dtype=np.int64)
-        policy.act_batch(np.zeros((1, policy.encoder.size), np.int8), np.zeros((1, len(policy.actions)), np.int8))  # warm
-        compiled = decisions_per_cpu_second(preset, args.batch, args.seconds, lambda o, m: policy.act_batch(o, m, out))
+        act = compiled_act(HeuristicPolicy(preset), args.batch)
+        compiled = decisions_per_cpu_second(preset, args.batch, args.seconds, act)
         python = decisions_per_cpu_second(preset, args.batch, args.seconds, python_act(HeuristicAgent(preset, seed=0)))
         report["presets"][preset] = {
             "compiled_decisions_per_s": round(compiled),

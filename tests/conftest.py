@@ -179,3 +179,15 @@ def all_tricks_deal(rules: Rules | str, holder: int, dealer: int, **options) -> 
     """A deal where ``holder`` has the ten top hearts (so wins every trick with hearts trumps)."""
     rules = rules_of(rules, **options)
     return make_deal(rules, {holder: TOP_HEARTS[rules.preset]}, dealer=dealer)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked ``full`` (long runs) are skipped unless the ``-m`` expression names them."""
+    import pytest
+
+    if "full" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="a long run: select it with -m full")
+    for item in items:
+        if "full" in item.keywords:
+            item.add_marker(skip)

@@ -41,8 +41,8 @@ from five_hundred_env.vector._layout import (
     L_EXPOSED,
     L_HAND,
     L_JOKER_SUIT,
-    L_LED_SUIT,
     L_LEADER,
+    L_LED_SUIT,
     L_PASSES,
     L_PHASE,
     L_PLAYED,
@@ -612,36 +612,7 @@ def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: n
     while m:
         a = trailing_zeros(m)
         m &= m - 1
-        if is_trick_bid(a):
-            strain = bid_strain(a)
-            fa, fb, sigma = fit_a_b_sigma(rf, strain)
-            tricks = fa + fb * est[strain]
-            if opponent_strains >> strain & 1:
-                tricks -= rf[K_OPPONENT_STRAIN]
-            if partner >= 0:
-                if partner_best and is_trick_bid(partner_best):
-                    if bid_strain(partner_best) == strain:
-                        tricks += support(rf, shown_own(rf, partner_best), strain)
-                    else:
-                        tricks += rf[K_OTHER_SUIT_HELP]
-                elif partner_best:
-                    tricks -= 0.8
-                elif partner_passed:
-                    tricks -= rf[K_PASS_PENALTY]
-            p, e = trick_contract(cs, ri, rf, a, tricks, sigma)
-            gain = cs[a, S_SLAM] - cs[a, S_MADE]
-            e += gain * phi((tricks - (ri[R_HAND_SIZE] - 0.5)) / sigma) if gain else 0.0
-        else:
-            if a == OPEN_MISERE:
-                ma, mb = rf[K_OPEN_MISERE_A], rf[K_OPEN_MISERE_B]
-            else:
-                ma, mb = rf[K_MISERE_A], rf[K_MISERE_B]
-            p = 1.0 / (1.0 + math.exp(-(ma - mb * est[10])))
-            e = expected_contract_score(cs, a, p) - expected_defence(cs, rf, a, p, 0.0)
-        if own_score + cs[a, S_LOST] <= ri[R_LOSING]:
-            e -= rf[K_GAME_END] * (1 - p)
-        if own_score + cs[a, S_MADE] >= ri[R_TARGET]:
-            e += 0.5 * rf[K_GAME_END] * p
+        e = bid_expectation(a, est, partner_best, partner_passed, opponent_strains, own_score, ri, rf, cs)
         if e > best_ev:
             best_action, best_ev = a, e
     pass_ev = pass_expectation(est, high, high_seat, ri, rf, cs)
@@ -649,6 +620,44 @@ def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: n
     if best_action != PASS and (best_ev > pass_ev + rf[K_MARGIN] or not pass_legal):
         return best_action
     return PASS if pass_legal else best_action
+
+
+@njit(cache=True)
+def bid_expectation(a: int, est: np.ndarray, partner_best: int, partner_passed: bool, opponent_strains: int,
+                    own_score: int, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray) -> float:
+    """Bidder._bid_expectation of bid ``a`` (with _side_tricks)."""
+    partner = ri[R_PARTNER]
+    if is_trick_bid(a):
+        strain = bid_strain(a)
+        fa, fb, sigma = fit_a_b_sigma(rf, strain)
+        tricks = fa + fb * est[strain]
+        if opponent_strains >> strain & 1:
+            tricks -= rf[K_OPPONENT_STRAIN]
+        if partner >= 0:
+            if partner_best and is_trick_bid(partner_best):
+                if bid_strain(partner_best) == strain:
+                    tricks += support(rf, shown_own(rf, partner_best), strain)
+                else:
+                    tricks += rf[K_OTHER_SUIT_HELP]
+            elif partner_best:
+                tricks -= 0.8
+            elif partner_passed:
+                tricks -= rf[K_PASS_PENALTY]
+        p, e = trick_contract(cs, ri, rf, a, tricks, sigma)
+        gain = cs[a, S_SLAM] - cs[a, S_MADE]
+        e += gain * phi((tricks - (ri[R_HAND_SIZE] - 0.5)) / sigma) if gain else 0.0
+    else:
+        if a == OPEN_MISERE:
+            ma, mb = rf[K_OPEN_MISERE_A], rf[K_OPEN_MISERE_B]
+        else:
+            ma, mb = rf[K_MISERE_A], rf[K_MISERE_B]
+        p = 1.0 / (1.0 + math.exp(-(ma - mb * est[10])))
+        e = expected_contract_score(cs, a, p) - expected_defence(cs, rf, a, p, 0.0)
+    if own_score + cs[a, S_LOST] <= ri[R_LOSING]:
+        e -= rf[K_GAME_END] * (1 - p)
+    if own_score + cs[a, S_MADE] >= ri[R_TARGET]:
+        e += 0.5 * rf[K_GAME_END] * p
+    return e
 
 
 @njit(cache=True)
@@ -881,6 +890,18 @@ def safe(v: np.ndarray, ct: np.ndarray, rest_enemies: int, led: int, key: int) -
 
 
 @njit(cache=True)
+def by_rising_key(ct: np.ndarray, ctx: int, keys: int, cards: int, order: np.ndarray) -> int:
+    """``sorted(cards, key=keys)`` into ``order`` (the cards' keys are distinct); returns how many."""
+    count = 0
+    while cards:
+        low = lowest_key(ct, ctx, keys, cards)
+        order[count] = low
+        count += 1
+        cards &= ~(1 << low)
+    return count
+
+
+@njit(cache=True)
 def follow(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
     """play.follow."""
     ctx = v[V_CTX]
@@ -898,21 +919,8 @@ def follow(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
         m &= m - 1
         if ct[ctx, keys + c] > w_key:
             winners |= 1 << c
-    # the winners in rising key order (keys above a winning card are all distinct)
     order = np.empty(NUM_CARDS, dtype=np.int64)
-    count = 0
-    left = winners
-    while left:
-        low, low_key = -1, 1 << 30
-        m = left
-        while m:
-            c = trailing_zeros(m)
-            m &= m - 1
-            if ct[ctx, keys + c] < low_key:
-                low, low_key = c, ct[ctx, keys + c]
-        order[count] = low
-        count += 1
-        left &= ~(1 << low)
+    count = by_rising_key(ct, ctx, keys, winners, order)
     if friends >> w_seat & 1:
         if safe(v, ct, rest_enemies, led, w_key) or count == 0:
             return throw(v, ct, cards)

@@ -21,10 +21,14 @@ import numpy as np
 import pytest
 
 from agents import HeuristicAgent
+from agents.base import Agent
 from agents.heuristic.compiled import HeuristicPolicy, play_out
+from agents.search.pimc import PIMCAgent
 from agents.search.sampling import InfoSet, WorldSampler
+from agents.search.values import HeuristicBatchPlayOut, policy_play_out, world_action_values
 from five_hundred_env.actions import NO_NOMINATION, PASS, ActionTable
 from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.env import raw_env
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.vector import BatchEngine
@@ -204,3 +208,55 @@ def test_load_position_refuses_foreign_or_illegal_deals_and_changes_nothing():
     np.testing.assert_array_equal(engine.obs, before)
     with pytest.raises(ValueError, match="policy"):
         play_out(engine, "greedy")
+
+
+# -- PIMC's playouts in a batch ----------------------------------------------------------------------------
+class _ScalarHeuristic(Agent):
+    """The heuristic as any other rollout agent: PIMC plays it out deal by deal on the scalar engine."""
+
+    name = "scalar-heuristic"
+
+    def __init__(self, rules: Rules, seed: int | None = None) -> None:
+        super().__init__(rules, seed)
+        self.heuristic = HeuristicAgent(rules, seed)
+
+    def act(self, observation: dict) -> int:
+        return self.heuristic.act(observation)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_batched_world_values_equal_the_scalar_playouts(preset):
+    """Every candidate of a world scored by one batch of compiled playouts equals its scalar playout."""
+    rules = make_rules(preset)
+    batch = HeuristicBatchPlayOut(rules)
+    scalar = policy_play_out(rules, HeuristicAgent(rules, seed=0).act)
+    for number, deal in enumerate(positions(rules, 24, seed=21)):
+        legal = deal.legal_actions()
+        side = rules.side_of(deal.to_act)
+        assert world_action_values(deal, legal, side, batch) == world_action_values(deal, legal, side, scalar), number
+
+
+def test_pimc_searches_with_batched_playouts_as_before():
+    """PIMC with the heuristic rollout (batched) records the same means and choices as with the
+    same heuristic played out deal by deal."""
+    rules = make_rules("australian")
+    batched = PIMCAgent(rules, seed=4, worlds=4)
+    scalar = PIMCAgent(rules, seed=4, worlds=4, rollout=_ScalarHeuristic(rules))
+    env = raw_env(rules=rules)
+    env.reset(seed=8)
+    searched = 0
+    for agent in env.agent_iter():
+        obs, _reward, term, trunc, _info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == env.possible_agents[0]:
+            action = batched.act(obs)
+            assert scalar.act(obs) == action
+            if batched.last_search is not None:
+                assert batched.last_search == scalar.last_search
+            env.step(action)
+        else:
+            env.step(int(HeuristicAgent(rules, seed=0).act(obs)))
+    searched = batched.searches
+    assert searched >= 5 and isinstance(batched._play_out, HeuristicBatchPlayOut)

@@ -29,7 +29,14 @@ from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.tracking import ObservationTracker
-from agents.search.values import PlayOut, bid_candidates, policy_play_out, world_action_values
+from agents.search.values import (
+    HeuristicBatchPlayOut,
+    PlayOut,
+    batch_play_out,
+    bid_candidates,
+    policy_play_out,
+    world_action_values,
+)
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.rules import Rules
 
@@ -170,7 +177,7 @@ class PIMCAgent(Agent):
         """Per kind: the points by which the best candidate's mean must beat the base agent's choice."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
-        self._play_out: PlayOut | None = None
+        self._play_out: PlayOut | HeuristicBatchPlayOut | None = None
         self.table = ActionTable(self.rules)
         self.tracker = ObservationTracker(self.rules)
         self._random = random.Random(seed)
@@ -233,8 +240,8 @@ class PIMCAgent(Agent):
     def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int) -> int:
         """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
-        if self._play_out is None:
-            self._play_out = policy_play_out(self.rules, self.rollout.act)
+        if self._play_out is None:  # the heuristic's playouts run in a batch per world where numba is installed
+            self._play_out = batch_play_out(self.rules, self.rollout) or policy_play_out(self.rules, self.rollout.act)
         candidates = bid_candidates(legal, base_action) if kind == "bid" else legal
         sampler = WorldSampler(info)
         totals = dict.fromkeys(candidates, 0.0)

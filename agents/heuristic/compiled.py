@@ -28,6 +28,8 @@ from five_hundred_env.vector._layout import obs_offsets
 from five_hundred_env.vector.batch import action_word_tables, output_buffer
 
 POLICIES = ("heuristic", "random")
+COMPILED_PRESETS = ("australian", "italian_3p", "french_46")
+"""The presets whose decisions the differential test holds equal to HeuristicAgent's (any options)."""
 
 
 class PolicyTables(NamedTuple):
@@ -42,7 +44,10 @@ class PolicyTables(NamedTuple):
 def policy_tables(rules: Rules) -> PolicyTables:
     """The kernels' tables for ``rules``: the same card tables, calibration and §8 scores the
     Python heuristic uses (:func:`~agents.heuristic.view.card_tables`, :mod:`.calibration`,
-    :mod:`five_hundred_env.scoring`)."""
+    :mod:`five_hundred_env.scoring`). Other presets are refused (not yet checked against the agent)."""
+    if rules.preset not in COMPILED_PRESETS:
+        raise ValueError(f"the compiled heuristic covers the presets {', '.join(COMPILED_PRESETS)}; "
+                         f"got {rules.preset!r}: use HeuristicAgent")
     ct = np.zeros((len(card_tables(rules)), k.NUM_CT), dtype=np.int64)
     for ctx, t in enumerate(card_tables(rules)):
         ct[ctx, k.C_EFF:k.C_EFF + k.NUM_CARDS] = t.eff
@@ -97,7 +102,7 @@ class HeuristicPolicy:
     ``act_batch(obs, mask)`` takes ``[B, obs_size]`` observations and ``[B, num_actions]``
     masks (each row the acting seat's, as ``env.observe`` or :class:`BatchEngine` give them)
     and returns the compact action of each row; :meth:`act_engine` does it for a batched
-    engine's current decisions. Rules outside the three presets' players (2, 5, 6) are refused.
+    engine's current decisions. Presets other than :data:`COMPILED_PRESETS` are refused.
     """
 
     def __init__(self, rules: Rules | str = "australian") -> None:
@@ -167,4 +172,4 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
     return out
 
 
-__all__ = ["HeuristicPolicy", "PolicyTables", "play_out", "policy_tables"]
+__all__ = ["COMPILED_PRESETS", "HeuristicPolicy", "PolicyTables", "play_out", "policy_tables"]

@@ -63,9 +63,12 @@ def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
     if type(policy) is not HeuristicAgent or policy.rules != rules:
         return None
     try:
-        return HeuristicBatchPlayOut(rules)
+        from agents.heuristic.compiled import COMPILED_PRESETS
     except ImportError:  # no numba: the scalar playouts serve
         return None
+    if rules.preset not in COMPILED_PRESETS:
+        return None
+    return HeuristicBatchPlayOut(rules)
 
 
 def zero_sum(change: list[int], side: int) -> float:

@@ -5,12 +5,15 @@ decision kind in its natural proportion), and only the deciding is timed, call b
 observations and masks the engine has just written (as in use: the engine writes a batch, the
 policy reads it):
 
-* ``compiled``: :meth:`agents.heuristic.compiled.HeuristicPolicy.act_batch`, one call per batch;
-* ``python``: ``HeuristicAgent.act`` alone, one call per game of the batch (no environment);
+* ``compiled``: :meth:`agents.heuristic.compiled.HeuristicPolicy.act_batch` on the whole batch;
+* ``python``: ``HeuristicAgent.act`` alone (no environment) on the first ``--python-rows``
+  games of a batch, one call each;
 
-and their ratio. The games step with the chosen actions (the two forms choose the same). CPU
-time (``time.process_time``), not wall time: the machine may be shared. A forced decision (one
-legal action) counts for both, as both answer it without thinking.
+and their ratio. The two take turns (ten batched steps, then a Python block), so a change of the
+machine's load falls on both alike. The games step with the compiled actions (the two forms choose the same:
+tests/test_heuristic_compiled.py). CPU time (``time.process_time``), not wall time: the machine
+may be shared. A forced decision (one legal action) counts for both, as both answer it without
+thinking.
 
     python benchmarks/bench_heuristic.py --seconds 3 --json heuristic.json
 """
@@ -20,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -30,52 +32,53 @@ from five_hundred_env.rules import PRESETS
 from five_hundred_env.vector import BatchEngine
 
 DEFAULT_BATCH = 1024
+DEFAULT_PYTHON_ROWS = 128
+COMPILED_STEPS = 10
 
 
-def decisions_per_cpu_second(preset: str, batch: int, seconds: float,
-                             act: Callable[[np.ndarray, np.ndarray], np.ndarray], seed: int = 0) -> float:
-    """Heuristic games on a batched engine until ``act`` (observations, masks -> actions) has
-    spent about ``seconds`` of CPU time: the decisions it made per CPU-second."""
+def measure(preset: str, batch: int, python_rows: int, seconds: float, seed: int = 0) -> tuple[float, float]:
+    """Heuristic games on a batched engine until each form has spent about ``seconds`` of CPU
+    time deciding: (compiled, Python) decisions per CPU-second. The forms take turns, a block of
+    ``COMPILED_STEPS`` batched steps for the compiled one, then ``python_rows`` games of the
+    current batch for the Python one."""
+    policy = HeuristicPolicy(preset)
+    agent = HeuristicAgent(preset, seed=0)
     engine = BatchEngine(preset, batch, seed=seed)
-    spent = 0.0
-    decisions = 0
-    while spent < seconds:
-        start = time.process_time()
-        actions = act(engine.obs, engine.masks)
-        spent += time.process_time() - start
-        decisions += batch
-        engine.step(actions)
-    return decisions / spent
-
-
-def compiled_act(policy: HeuristicPolicy, batch: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``HeuristicPolicy.act_batch`` into one reused buffer, its kernels loaded (or compiled) first."""
     out = np.empty(batch, dtype=np.int64)
-    policy.act_batch(np.zeros((1, policy.encoder.size), np.int8), np.zeros((1, len(policy.actions)), np.int8))
-    return lambda obs, masks: policy.act_batch(obs, masks, out)
-
-
-def python_act(agent: HeuristicAgent) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``HeuristicAgent.act`` row by row, as a batch policy."""
-    def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return np.array([agent.act({"observation": obs[b], "action_mask": masks[b]}) for b in range(len(obs))])
-    return act
+    policy.act_batch(engine.obs, engine.masks, out)  # warm: loads (or compiles) the kernels
+    rows = min(python_rows, batch)
+    compiled_spent = python_spent = 0.0
+    compiled_decisions = python_decisions = 0
+    while compiled_spent < seconds or python_spent < seconds:
+        for _ in range(COMPILED_STEPS):
+            start = time.process_time()
+            policy.act_batch(engine.obs, engine.masks, out)
+            compiled_spent += time.process_time() - start
+            compiled_decisions += batch
+            engine.step(out)
+        if python_spent < seconds:
+            start = time.process_time()
+            for b in range(rows):
+                agent.act({"observation": engine.obs[b], "action_mask": engine.masks[b]})
+            python_spent += time.process_time() - start
+            python_decisions += rows
+    return compiled_decisions / compiled_spent, python_decisions / python_spent
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per measurement")
     parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="games per batch (positions per act_batch call)")
+    parser.add_argument("--python-rows", type=int, default=DEFAULT_PYTHON_ROWS,
+                        help="games of each batch the Python heuristic decides (timed in turn with the compiled one)")
     parser.add_argument("--preset", choices=list(PRESETS), action="append", help="a preset (repeat; default: all)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
-    if args.seconds <= 0 or args.batch < 1:
-        parser.error("--seconds must be positive and --batch at least 1")
+    if args.seconds <= 0 or args.batch < 1 or args.python_rows < 1:
+        parser.error("--seconds must be positive, --batch and --python-rows at least 1")
     report: dict = {"batch": args.batch, "seconds": args.seconds, "clock": "process_time", "presets": {}}
     for preset in args.preset or list(PRESETS):
-        act = compiled_act(HeuristicPolicy(preset), args.batch)
-        compiled = decisions_per_cpu_second(preset, args.batch, args.seconds, act)
-        python = decisions_per_cpu_second(preset, args.batch, args.seconds, python_act(HeuristicAgent(preset, seed=0)))
+        compiled, python = measure(preset, args.batch, args.python_rows, args.seconds)
         report["presets"][preset] = {
             "compiled_decisions_per_s": round(compiled),
             "python_decisions_per_s": round(python),

@@ -286,7 +286,7 @@ def held_in_order(ct: np.ndarray, ctx: int, s: int, hand: int) -> tuple[int, int
     return packed, count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def suit_tricks(ct: np.ndarray, hand: int, trump: int) -> float:
     """HandEvaluator.suit_tricks (the same additions in the same order)."""
     value = 0.0
@@ -312,7 +312,7 @@ def suit_tricks(ct: np.ndarray, hand: int, trump: int) -> float:
     return value
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def nt_value(ct: np.ndarray, hand: int, ctx: int) -> float:
     """HandEvaluator.nt_value."""
     value = float(popcount(hand & ct[ctx, C_SUIT + SUITLESS]))
@@ -349,7 +349,7 @@ def nt_tricks(ct: np.ndarray, ri: np.ndarray, hand: int) -> float:
     return base
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def defence_tricks(ct: np.ndarray, hand: int, strain: int) -> float:
     """HandEvaluator.defence_tricks."""
     if strain == 4:
@@ -367,7 +367,7 @@ def defence_tricks(ct: np.ndarray, hand: int, strain: int) -> float:
     return value
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def suit_danger(ct: np.ndarray, s: int, cards: int, outside: int) -> float:
     """HandEvaluator._misere_suit_danger of the cards of suit ``s`` in ``cards`` (low to high: in
     the no-trump context a suit's cards rise with their ids)."""
@@ -408,33 +408,53 @@ def misere_throw(ct: np.ndarray, hand: int, cards: int, outside: int) -> int:
     return best
 
 
+@njit(cache=True, inline="always")
+def kept_danger(lower_out: np.ndarray, count: int, thrown: int) -> float:
+    """HandEvaluator._misere_suit_danger of a suit's cards (``lower_out[i]``: the outside cards
+    below its ``i``-th lowest card) but those of index bits ``thrown``."""
+    danger = 0.0
+    i = 0
+    for idx in range(count):
+        if thrown >> idx & 1:
+            continue
+        slack = lower_out[idx] - 2 * i
+        if slack > 0:
+            danger += MISERE_DANGER[min(slack, 4)] + 0.25 * max(0, slack - 4)
+        i += 1
+    return danger
+
+
 @njit(cache=True)
 def suit_throws(ct: np.ndarray, s: int, hand: int, k: int, outside: int, out_d: np.ndarray, out_m: np.ndarray,
                 cards: np.ndarray) -> int:
     """HandEvaluator._suit_throws of suit ``s``: into ``out_d[j]``/``out_m[j]`` the least danger
     left after throwing ``j`` of its cards and those cards (ties: the higher cards); returns how
-    many options (``min(k, length) + 1``). ``cards`` is scratch room for the suit's cards."""
+    many options (``min(k, length) + 1``). ``cards`` is scratch room (twice the longest suit)."""
     mine = hand & ct[NO_TRUMP_CTX, C_SUIT + s]
     count = 0
+    lower_out = cards[TD_WIDTH:]
     m = mine
-    while m:
-        cards[count] = trailing_zeros(m)
+    while m:  # low to high: at no trumps a suit's cards rise with their ids
+        c = trailing_zeros(m)
         m &= m - 1
+        cards[count] = c
+        lower_out[count] = popcount(ct[NO_TRUMP_CTX, C_LOWER + c] & outside)
         count += 1
     options = min(k, count) + 1
-    out_d[0], out_m[0] = suit_danger(ct, s, mine, outside), 0
+    out_d[0], out_m[0] = kept_danger(lower_out, count, 0), 0
     for j in range(1, options):
         best_d, best_m = INF, -1
         pick = (1 << j) - 1  # Gosper's hack: every j-subset of the suit's cards (the order of a
         while pick < 1 << count:  # minimum's search does not matter: no two choices tie)
-            combo = 0
-            x = pick
-            while x:
-                combo |= 1 << cards[trailing_zeros(x)]
-                x &= x - 1
-            danger = suit_danger(ct, s, mine & ~combo, outside)
-            if danger < best_d or (danger == best_d and combo > best_m):
-                best_d, best_m = danger, combo
+            danger = kept_danger(lower_out, count, pick)
+            if danger <= best_d:
+                combo = 0
+                x = pick
+                while x:
+                    combo |= 1 << cards[trailing_zeros(x)]
+                    x &= x - 1
+                if danger < best_d or combo > best_m:
+                    best_d, best_m = danger, combo
             low = pick & -pick
             ripple = pick + low
             pick = (((ripple ^ pick) >> 2) // low) | ripple
@@ -443,7 +463,7 @@ def suit_throws(ct: np.ndarray, s: int, hand: int, k: int, outside: int, out_d: 
     return options
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def combine_group(best_d: np.ndarray, best_m: np.ndarray, opt_d: np.ndarray, opt_m: np.ndarray, options: int,
                   k: int, new_d: np.ndarray, new_m: np.ndarray) -> None:
     """One step of misere_best_throw's dynamic programme (a group's options into ``best``; ``new_*``
@@ -468,7 +488,7 @@ def misere_best_throw(ct: np.ndarray, hand: int, k: int, outside: int) -> tuple[
     """HandEvaluator.misere_best_throw: the least danger left after throwing ``k`` cards, and them."""
     room = k + 1
     floats = np.empty(3 * room)
-    ints = np.empty(3 * room + TD_WIDTH, dtype=np.int64)
+    ints = np.empty(3 * room + 2 * TD_WIDTH, dtype=np.int64)
     best_d, opt_d, new_d = floats[:room], floats[room:2 * room], floats[2 * room:]
     best_m, opt_m, new_m, cards = ints[:room], ints[room:2 * room], ints[2 * room:3 * room], ints[3 * room:]
     best_d[:] = INF
@@ -506,8 +526,23 @@ def evaluate(ct: np.ndarray, ri: np.ndarray, hand: int, est: np.ndarray) -> None
         est[10] = misere_best_throw(ct, hand, ri[R_KITTY], ri[R_DECK] & ~hand)[0]
 
 
+ESTIMATE_CACHE_BITS = 12  # 4,096 hands
+
+
+@njit(cache=True, inline="always")
+def cached_evaluate(ct: np.ndarray, ri: np.ndarray, hand: int, keys: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    """evaluate(hand), kept in a direct-mapped cache of recent hands (``keys[slot]`` the hand of
+    ``estimates[slot]``), as HandEvaluator caches its estimates: a pure function of the hand."""
+    slot = np.int64((np.uint64(hand) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - ESTIMATE_CACHE_BITS))
+    est = estimates[slot]
+    if keys[slot] != hand:
+        evaluate(ct, ri, hand, est)
+        keys[slot] = hand
+    return est
+
+
 # -- bidding (bidding.Bidder) ---------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def phi(x: float) -> float:
     """bidding._phi."""
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
@@ -528,7 +563,7 @@ def is_trick_bid(a: int) -> bool:
     return 1 <= a <= 25
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bid_rank(a: int, ri: np.ndarray) -> int:
     """engine.bid_rank."""
     if a == MISERE:
@@ -538,13 +573,13 @@ def bid_rank(a: int, ri: np.ndarray) -> int:
     return 2 * (a - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expected_contract_score(cs: np.ndarray, contract: int, p: float) -> float:
     """Bidder._expected_contract_score."""
     return cs[contract, S_LOST] + p * (cs[contract, S_MADE] - cs[contract, S_LOST])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expected_defence(cs: np.ndarray, rf: np.ndarray, contract: int, p: float, defence: float) -> float:
     """Bidder._expected_defence."""
     made = cs[contract, S_DEFENCE_MADE]
@@ -557,7 +592,7 @@ def expected_defence(cs: np.ndarray, rf: np.ndarray, contract: int, p: float, de
     return lost + p * (made - lost)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def trick_contract(cs: np.ndarray, ri: np.ndarray, rf: np.ndarray, contract: int, tricks: float,
                    sigma: float) -> tuple[float, float]:
     """Bidder._trick_contract."""
@@ -566,7 +601,7 @@ def trick_contract(cs: np.ndarray, ri: np.ndarray, rf: np.ndarray, contract: int
     return p, expected_contract_score(cs, contract, p) - expected_defence(cs, rf, contract, p, defence)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fit_a_b_sigma(rf: np.ndarray, strain: int) -> tuple[float, float, float]:
     """The calibration's ``"nt"`` or ``"suit"`` fit."""
     if strain == NT:
@@ -574,14 +609,14 @@ def fit_a_b_sigma(rf: np.ndarray, strain: int) -> tuple[float, float, float]:
     return rf[K_SUIT_A], rf[K_SUIT_B], rf[K_SUIT_SIGMA]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def shown_own(rf: np.ndarray, bid: int) -> float:
     """Bidder._shown_own."""
     a, b, _sigma = fit_a_b_sigma(rf, bid_strain(bid))
     return (bid_tricks(bid) - a) / b + 0.3
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def support(rf: np.ndarray, own: float, strain: int) -> float:
     """Bidder._support."""
     avg = rf[K_OWN_AVG_NT] if strain == NT else rf[K_OWN_AVG]
@@ -590,10 +625,10 @@ def support(rf: np.ndarray, own: float, strain: int) -> float:
 
 
 @njit(cache=True)
-def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray) -> int:
+def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
+                 keys: np.ndarray, estimates: np.ndarray) -> int:
     """Bidder.bid (with expected_results, _read_auction, _side_tricks, _bid_expectation, _pass_expectation)."""
-    est = np.empty(11)
-    evaluate(ct, ri, v[V_HAND], est)
+    est = cached_evaluate(ct, ri, v[V_HAND], keys, estimates)
     partner = ri[R_PARTNER]
     high, high_seat, partner_best, opponent_strains = 0, -1, 0, 0
     for i in range(v[V_NUM_BIDS]):
@@ -622,7 +657,7 @@ def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: n
     return PASS if pass_legal else best_action
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bid_expectation(a: int, est: np.ndarray, partner_best: int, partner_passed: bool, opponent_strains: int,
                     own_score: int, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray) -> float:
     """Bidder._bid_expectation of bid ``a`` (with _side_tricks)."""
@@ -686,7 +721,7 @@ def pass_expectation(est: np.ndarray, high: int, high_seat: int, ri: np.ndarray,
 
 
 # -- the kitty and the nomination (kitty.KittyPlayer) -----------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def discard_keep(ct: np.ndarray, ctx: int, hand: int, c: int, trump: int) -> float:
     """kitty._discard_keep."""
     e = ct[ctx, C_EFF + c]
@@ -749,7 +784,7 @@ def nominate_decision(v: np.ndarray, word: int, ct: np.ndarray) -> int:
 
 
 # -- card play helpers (view.TableView, play.py) ----------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def strongest(ct: np.ndarray, ctx: int, cards: int) -> int:
     """``max(cards, key=strength)``: the first strongest card (in card order)."""
     best, best_s = -1, -1
@@ -761,7 +796,7 @@ def strongest(ct: np.ndarray, ctx: int, cards: int) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def weakest(ct: np.ndarray, ctx: int, cards: int) -> int:
     """``min(cards, key=strength)``: the first weakest card (in card order)."""
     best, best_s = -1, 1 << 30
@@ -773,7 +808,7 @@ def weakest(ct: np.ndarray, ctx: int, cards: int) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def may_ruff(v: np.ndarray, ct: np.ndarray, e: int, suit: int) -> bool:
     """TableView.may_ruff."""
     trump = v[V_TRUMP]
@@ -786,7 +821,7 @@ def may_ruff(v: np.ndarray, ct: np.ndarray, e: int, suit: int) -> bool:
     return not pos & ct[ctx, C_SUIT + suit] or popcount(v[V_UNSEEN] & ct[ctx, C_SUIT + suit]) <= 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def beats(v: np.ndarray, ct: np.ndarray, e: int, led: int, key: int) -> bool:
     """TableView.beats."""
     ctx = v[V_CTX]
@@ -844,7 +879,7 @@ def suit_length(v: np.ndarray, ct: np.ndarray, c: int) -> int:
     return popcount(v[V_HAND] & ct[ctx, C_SUIT + ct[ctx, C_EFF + c]])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def keep_value(v: np.ndarray, ct: np.ndarray, c: int, enemy: int) -> float:
     """play._keep_value."""
     ctx = v[V_CTX]
@@ -877,7 +912,7 @@ def throw(v: np.ndarray, ct: np.ndarray, cards: int) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def safe(v: np.ndarray, ct: np.ndarray, rest_enemies: int, led: int, key: int) -> bool:
     """follow's ``safe``: no enemy still to play may beat ``key``."""
     m = rest_enemies
@@ -948,7 +983,7 @@ def follow(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
     return order[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_boss(v: np.ndarray, ct: np.ndarray, c: int, enemy: int) -> bool:
     """play._is_boss."""
     ctx = v[V_CTX]
@@ -1217,7 +1252,7 @@ def misere_declarer(v: np.ndarray, word: int, ct: np.ndarray) -> int:
     return misere_throw(ct, hand, safe_cards, enemy)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lowest_key(ct: np.ndarray, ctx: int, keys: int, cards: int) -> int:
     """``min(cards, key=keys)``: the first card of the lowest key."""
     best, best_key = -1, 1 << 30
@@ -1229,7 +1264,7 @@ def lowest_key(ct: np.ndarray, ctx: int, keys: int, cards: int) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def highest_key(ct: np.ndarray, ctx: int, keys: int, cards: int) -> int:
     """``max(cards, key=keys)``: the first card of the highest key."""
     best, best_key = -1, -1
@@ -1295,9 +1330,10 @@ def misere_defender(v: np.ndarray, word: int, ct: np.ndarray) -> int:
 # -- one decision (agent.HeuristicAgent.act) --------------------------------------------------------------
 @njit(cache=True)
 def decide(row: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
-           off: np.ndarray, v: np.ndarray) -> int:
+           keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, v: np.ndarray) -> int:
     """HeuristicAgent.act on one observation ``row`` and its legal word: the chosen word bit (-1
-    when the word is empty). A single legal action is taken without looking at the observation."""
+    when the word is empty). A single legal action is taken without looking at the observation.
+    ``keys``/``estimates``: the cache of hand estimates (cached_evaluate)."""
     if word == 0:
         return -1
     if word & (word - 1) == 0:
@@ -1305,7 +1341,7 @@ def decide(row: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.nd
     decode(row, off, ri, v)
     phase = v[V_PHASE]
     if phase == PHASE_BIDDING:
-        return bid_decision(v, word, ct, ri, rf, cs)
+        return bid_decision(v, word, ct, ri, rf, cs, keys, estimates)
     if phase == PHASE_DISCARD:
         return discard_decision(v, word, ct, ri)
     if phase == PHASE_NOMINATE:
@@ -1323,7 +1359,7 @@ def decide(row: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.nd
 @njit(cache=True)
 def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit: np.ndarray, word_kind: np.ndarray,
              compact_of_word: np.ndarray, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
-             off: np.ndarray, out: np.ndarray) -> None:
+             keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, out: np.ndarray) -> None:
     """HeuristicAgent.act for every row: ``out[b]`` the compact action (-1 for an empty mask, or
     -2 when the chosen action is not in the mask, which the Python form would replace by a random one)."""
     v = np.zeros(NUM_V, dtype=np.int64)
@@ -1343,7 +1379,7 @@ def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit:
                 legal &= legal - 1
                 word |= 1 << word_bit[u]
                 kind = word_kind[u]
-        bit = decide(obs[b], word, ct, ri, rf, cs, off, v)
+        bit = decide(obs[b], word, ct, ri, rf, cs, keys, estimates, off, v)
         if bit < 0:
             out[b] = -1
         elif not word >> bit & 1:
@@ -1355,7 +1391,8 @@ def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit:
 # -- playouts on the batched engine's state ----------------------------------------------------------------
 @njit(cache=True)
 def play_out_games(st: np.ndarray, o: np.ndarray, games: np.ndarray, heuristic: bool, ct: np.ndarray,
-                   ri: np.ndarray, rf: np.ndarray, cs: np.ndarray, off: np.ndarray, out: np.ndarray) -> None:
+                   ri: np.ndarray, rf: np.ndarray, cs: np.ndarray, keys: np.ndarray, estimates: np.ndarray,
+                   off: np.ndarray, out: np.ndarray) -> None:
     """Play each listed game's deal to its end, every seat deciding with the heuristic (on its own
     observation, as the engine writes it) or uniformly at random (the game's action stream);
     ``out[b, side]`` each side's score change (0 for a deal thrown in)."""
@@ -1365,7 +1402,7 @@ def play_out_games(st: np.ndarray, o: np.ndarray, games: np.ndarray, heuristic: 
         while st[b, F_PHASE] < DEAL_OVER:
             if heuristic:
                 write_obs(st, b, o, st[b, F_TO_ACT], off, row)
-                bit = decide(row, st[b, F_LEGAL], ct, ri, rf, cs, off, v)
+                bit = decide(row, st[b, F_LEGAL], ct, ri, rf, cs, keys, estimates, off, v)
             else:
                 bit = sample_word_bit(st, b)
             apply_word_bit(st, b, o, bit)

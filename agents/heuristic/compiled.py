@@ -33,12 +33,15 @@ COMPILED_PRESETS = ("australian", "italian_3p", "french_46")
 
 
 class PolicyTables(NamedTuple):
-    """The numbers the kernels decide with, built once per rules object (see :mod:`._kernels`)."""
+    """The numbers the kernels decide with, built once per rules object (see :mod:`._kernels`), and
+    their cache of hand estimates (filled as they decide)."""
 
     cards: np.ndarray  # ct: the card tables of each trump context
     rules: np.ndarray  # ri: the rules' integers
     fit: np.ndarray  # rf: the calibration's floats
     contracts: np.ndarray  # cs: each contract's §8 scores
+    estimate_keys: np.ndarray  # a cache of recent hands' estimates (a pure function of the hand):
+    estimates: np.ndarray  # the hand of each slot, and its estimates
 
 
 def policy_tables(rules: Rules) -> PolicyTables:
@@ -93,7 +96,8 @@ def policy_tables(rules: Rules) -> PolicyTables:
     cs = np.zeros((OPEN_MISERE + 1, 5), dtype=np.int64)
     for contract in range(FIRST_BID, OPEN_MISERE + 1):
         cs[contract] = _contract_scores(rules, contract)
-    return PolicyTables(ct, ri, rf, cs)
+    slots = 1 << k.ESTIMATE_CACHE_BITS
+    return PolicyTables(ct, ri, rf, cs, np.zeros(slots, dtype=np.int64), np.zeros((slots, 11)))
 
 
 class HeuristicPolicy:
@@ -127,7 +131,7 @@ class HeuristicPolicy:
         out = output_buffer(out, (obs.shape[0],), np.int64, "out")
         t = self.tables
         k.act_rows(obs, mask, self._universal, self._word_bit, self._word_kind, self._compact_of_word,
-                   t.cards, t.rules, t.fit, t.contracts, self._offsets, out)
+                   t.cards, t.rules, t.fit, t.contracts, t.estimate_keys, t.estimates, self._offsets, out)
         if (out == -2).any():  # never seen: HeuristicAgent would fall back to a random legal action
             raise RuntimeError(f"the compiled heuristic chose an illegal action in row {int(np.argmax(out == -2))}")
         return out
@@ -167,7 +171,7 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
     arrays = engine.kernel_arrays()
     out = np.zeros((engine.num_games, rules.num_sides), dtype=np.int64)
     k.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.rules,
-                     tables.fit, tables.contracts, arrays.obs_offsets, out)
+                     tables.fit, tables.contracts, tables.estimate_keys, tables.estimates, arrays.obs_offsets, out)
     engine.refresh(chosen)
     return out
 

@@ -642,12 +642,18 @@ def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: n
             opponent_strains |= 1 << bid_strain(b)
     partner_passed = partner >= 0 and (v[V_PASSED] >> partner & 1) != 0
     own_score = 10 * v[V_SCORE]
+    strains = np.empty((5, 3))
+    for strain in range(5):
+        tricks, sigma = side_tricks(est, strain, partner_best, partner_passed, opponent_strains, ri, rf)
+        strains[strain, 0] = tricks
+        strains[strain, 1] = sigma
+        strains[strain, 2] = phi((tricks - (ri[R_HAND_SIZE] - 0.5)) / sigma)
     best_action, best_ev = PASS, -1e9
     m = word & ~1
     while m:
         a = trailing_zeros(m)
         m &= m - 1
-        e = bid_expectation(a, est, partner_best, partner_passed, opponent_strains, own_score, ri, rf, cs)
+        e = bid_expectation(a, est, strains, own_score, ri, rf, cs)
         if e > best_ev:
             best_action, best_ev = a, e
     pass_ev = pass_expectation(est, high, high_seat, ri, rf, cs)
@@ -658,29 +664,38 @@ def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: n
 
 
 @njit(cache=True, inline="always")
-def bid_expectation(a: int, est: np.ndarray, partner_best: int, partner_passed: bool, opponent_strains: int,
-                    own_score: int, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray) -> float:
-    """Bidder._bid_expectation of bid ``a`` (with _side_tricks)."""
-    partner = ri[R_PARTNER]
+def side_tricks(est: np.ndarray, strain: int, partner_best: int, partner_passed: bool, opponent_strains: int,
+                ri: np.ndarray, rf: np.ndarray) -> tuple[float, float]:
+    """Bidder._side_tricks: this side's expected tricks (and spread) in ``strain``."""
+    fa, fb, sigma = fit_a_b_sigma(rf, strain)
+    tricks = fa + fb * est[strain]
+    if opponent_strains >> strain & 1:
+        tricks -= rf[K_OPPONENT_STRAIN]
+    if ri[R_PARTNER] >= 0:
+        if partner_best and is_trick_bid(partner_best):
+            if bid_strain(partner_best) == strain:
+                tricks += support(rf, shown_own(rf, partner_best), strain)
+            else:
+                tricks += rf[K_OTHER_SUIT_HELP]
+        elif partner_best:
+            tricks -= 0.8
+        elif partner_passed:
+            tricks -= rf[K_PASS_PENALTY]
+    return tricks, sigma
+
+
+@njit(cache=True, inline="always")
+def bid_expectation(a: int, est: np.ndarray, strains: np.ndarray, own_score: int, ri: np.ndarray, rf: np.ndarray,
+                    cs: np.ndarray) -> float:
+    """Bidder._bid_expectation of bid ``a``; ``strains[s]``: the side's tricks, their spread and
+    P(every trick) in strain ``s`` (side_tricks and _slam_gain's probability: the same for every
+    level of a strain, so computed once per strain)."""
     if is_trick_bid(a):
         strain = bid_strain(a)
-        fa, fb, sigma = fit_a_b_sigma(rf, strain)
-        tricks = fa + fb * est[strain]
-        if opponent_strains >> strain & 1:
-            tricks -= rf[K_OPPONENT_STRAIN]
-        if partner >= 0:
-            if partner_best and is_trick_bid(partner_best):
-                if bid_strain(partner_best) == strain:
-                    tricks += support(rf, shown_own(rf, partner_best), strain)
-                else:
-                    tricks += rf[K_OTHER_SUIT_HELP]
-            elif partner_best:
-                tricks -= 0.8
-            elif partner_passed:
-                tricks -= rf[K_PASS_PENALTY]
+        tricks, sigma = strains[strain, 0], strains[strain, 1]
         p, e = trick_contract(cs, ri, rf, a, tricks, sigma)
         gain = cs[a, S_SLAM] - cs[a, S_MADE]
-        e += gain * phi((tricks - (ri[R_HAND_SIZE] - 0.5)) / sigma) if gain else 0.0
+        e += gain * strains[strain, 2] if gain else 0.0
     else:
         if a == OPEN_MISERE:
             ma, mb = rf[K_OPEN_MISERE_A], rf[K_OPEN_MISERE_B]

@@ -206,6 +206,12 @@ def test_load_position_refuses_foreign_or_illegal_deals_and_changes_nothing():
     with pytest.raises(ValueError, match="not legal"):
         engine.load_position(1, deal)
     np.testing.assert_array_equal(engine.obs, before)
+    deal.history[-1] = 999
+    with pytest.raises(ValueError, match="no actions"):
+        engine.load_position(1, deal)
+    with pytest.raises(ValueError, match="games must be"):
+        engine.refresh(np.array([5]))
+    np.testing.assert_array_equal(engine.obs, before)
     with pytest.raises(ValueError, match="policy"):
         play_out(engine, "greedy")
 

@@ -228,6 +228,9 @@ class BatchEngine:
         if not isinstance(deal, Deal) or deal.rules != self.rules:
             raise ValueError(f"deal must be a Deal of this engine's rules ({self.rules.describe()}), got {deal!r}")
         sides = check_scores(self.rules, scores) if scores is not None else None
+        history = np.array(deal.history, dtype=np.int64)
+        if ((history < 0) | (history >= NUM_UNIVERSAL_ACTIONS)).any():
+            raise ValueError(f"the deal's history holds ids that are no actions: {history.tolist()}")
         row = self._state[game]
         saved = row.copy()
         row[F_DEALT:F_DEALT + MAX_SEATS] = 0
@@ -236,7 +239,6 @@ class BatchEngine:
         if sides is not None:
             _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, deal.dealer)
-        history = np.array(deal.history, dtype=np.int64)
         bad = _step.replay(self._state, int(game), self._opts, history, self._word_bit, self._word_kind)
         if bad >= 0:
             row[:] = saved
@@ -250,7 +252,13 @@ class BatchEngine:
     def refresh(self, games: np.ndarray | None = None) -> None:
         """Rewrite the acting seat, mask and observation of ``games`` (every game if None) from
         their state: after compiled code changed them (:meth:`kernel_arrays`)."""
-        self._refresh(np.arange(self.num_games) if games is None else np.asarray(games))
+        if games is None:
+            games = np.arange(self.num_games)
+        games = np.asarray(games)
+        if (games.ndim != 1 or not np.issubdtype(games.dtype, np.integer)
+                or ((games < 0) | (games >= self.num_games)).any()):
+            raise ValueError(f"games must be game indices 0..{self.num_games - 1}, got {games!r}")
+        self._refresh(games)
 
     def set_scores(self, game: int, scores: Sequence[int]) -> None:
         """Set game ``game``'s scores (per seat or per side) and the scores its episodes start

@@ -22,7 +22,7 @@ import pytest
 
 from agents import HeuristicAgent
 from agents.base import Agent
-from agents.heuristic.compiled import HeuristicPolicy, play_out
+from agents.heuristic.compiled import HeuristicPolicy, play_out, policy_tables
 from agents.search.pimc import PIMCAgent
 from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.values import HeuristicBatchPlayOut, policy_play_out, world_action_values
@@ -214,6 +214,8 @@ def test_load_position_refuses_foreign_or_illegal_deals_and_changes_nothing():
     np.testing.assert_array_equal(engine.obs, before)
     with pytest.raises(ValueError, match="policy"):
         play_out(engine, "greedy")
+    with pytest.raises(ValueError, match="other rules"):
+        play_out(engine, tables=policy_tables(make_rules("australian", slam_bonus=False)))
 
 
 # -- PIMC's playouts in a batch ----------------------------------------------------------------------------

@@ -36,8 +36,9 @@ class PolicyTables(NamedTuple):
     """The numbers the kernels decide with, built once per rules object (see :mod:`._kernels`), and
     their cache of hand estimates (filled as they decide)."""
 
+    made_for: Rules  # the rules these tables are of
     cards: np.ndarray  # ct: the card tables of each trump context
-    rules: np.ndarray  # ri: the rules' integers
+    numbers: np.ndarray  # ri: the rules' integers
     fit: np.ndarray  # rf: the calibration's floats
     contracts: np.ndarray  # cs: each contract's §8 scores
     estimate_keys: np.ndarray  # a cache of recent hands' estimates (a pure function of the hand):
@@ -97,7 +98,7 @@ def policy_tables(rules: Rules) -> PolicyTables:
     for contract in range(FIRST_BID, OPEN_MISERE + 1):
         cs[contract] = _contract_scores(rules, contract)
     slots = 1 << k.ESTIMATE_CACHE_BITS
-    return PolicyTables(ct, ri, rf, cs, np.zeros(slots, dtype=np.int64), np.zeros((slots, 11)))
+    return PolicyTables(rules, ct, ri, rf, cs, np.zeros(slots, dtype=np.int64), np.zeros((slots, 11)))
 
 
 class HeuristicPolicy:
@@ -131,7 +132,7 @@ class HeuristicPolicy:
         out = output_buffer(out, (obs.shape[0],), np.int64, "out")
         t = self.tables
         k.act_rows(obs, mask, self._universal, self._word_bit, self._word_kind, self._compact_of_word,
-                   t.cards, t.rules, t.fit, t.contracts, t.estimate_keys, t.estimates, self._offsets, out)
+                   t.cards, t.numbers, t.fit, t.contracts, t.estimate_keys, t.estimates, self._offsets, out)
         if (out == -2).any():  # never seen: HeuristicAgent would fall back to a random legal action
             raise RuntimeError(f"the compiled heuristic chose an illegal action in row {int(np.argmax(out == -2))}")
         return out
@@ -165,12 +166,14 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
     rules = engine.rules
     if tables is None:
         tables = policy_tables(rules)
+    elif tables.made_for != rules:
+        raise ValueError(f"tables are of other rules ({tables.made_for.describe()}) than the engine's ({rules.describe()})")
     chosen = np.arange(engine.num_games) if games is None else np.asarray(games, dtype=np.int64)
     if chosen.ndim != 1 or ((chosen < 0) | (chosen >= engine.num_games)).any():
         raise ValueError(f"games must be indices 0..{engine.num_games - 1}")
     arrays = engine.kernel_arrays()
     out = np.zeros((engine.num_games, rules.num_sides), dtype=np.int64)
-    k.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.rules,
+    k.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.numbers,
                      tables.fit, tables.contracts, tables.estimate_keys, tables.estimates, arrays.obs_offsets, out)
     engine.refresh(chosen)
     return out

@@ -96,16 +96,11 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
     (``Deal.zero_sum_result``, in points) once the deal is played out after it; in the card play
     with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal action).
     A :class:`HeuristicBatchPlayOut` plays every action's deal out in one batch."""
-    if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
-        solved = action_values(deal)
-        return {a: solved_result(deal, solved[a], side) for a in actions}
     if isinstance(play_out, HeuristicBatchPlayOut):
-        trials = []
-        for action in actions:
-            trial = deal.clone()
-            trial.apply_action(action)
-            trials.append(trial)
-        return {a: zero_sum(change, side) for a, change in zip(actions, play_out(trials), strict=True)}
+        return worlds_action_values([deal], actions, side, play_out, solver_tricks)[0]
+    solved = _solved_values(deal, actions, side, solver_tricks)
+    if solved is not None:
+        return solved
     out = {}
     for action in actions:
         trial = deal.clone()
@@ -113,6 +108,32 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
         play_out(trial)
         out[action] = trial.zero_sum_result(side)
     return out
+
+
+def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: HeuristicBatchPlayOut,
+                         solver_tricks: int = 0) -> list[dict[int, float]]:
+    """:func:`world_action_values` of every world, the playouts of all their actions in one batch."""
+    values: list[dict[int, float] | None] = []
+    trials = []
+    for world in worlds:
+        solved = _solved_values(world, actions, side, solver_tricks)
+        values.append(solved)
+        if solved is None:
+            for action in actions:
+                trial = world.clone()
+                trial.apply_action(action)
+                trials.append(trial)
+    changes = iter(play_out(trials) if trials else [])
+    return [solved if solved is not None else {a: zero_sum(next(changes), side) for a in actions}
+            for solved in values]
+
+
+def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int) -> dict[int, float] | None:
+    """The actions' exact values in the card play's last ``solver_tricks`` tricks, else None."""
+    if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
+        solved = action_values(deal)
+        return {a: solved_result(deal, solved[a], side) for a in actions}
+    return None
 
 
 def pimc_action_values(info: InfoSet, legal: list[int], worlds: int, rng: random.Random, play_out: PlayOut,

@@ -244,12 +244,14 @@ def test_batched_world_values_equal_the_scalar_playouts(preset):
         assert world_action_values(deal, legal, side, batch) == world_action_values(deal, legal, side, scalar), number
 
 
-def test_pimc_searches_with_batched_playouts_as_before():
-    """PIMC with the heuristic rollout (batched) records the same means and choices as with the
-    same heuristic played out deal by deal."""
+@pytest.mark.parametrize("seconds", [None, 1e6])
+def test_pimc_searches_with_batched_playouts_as_before(seconds):
+    """PIMC with the heuristic rollout (batched: every world in one batch, or world by world under
+    a time bound) records the same means and choices as with the same heuristic played out deal
+    by deal."""
     rules = make_rules("australian")
-    batched = PIMCAgent(rules, seed=4, worlds=4)
-    scalar = PIMCAgent(rules, seed=4, worlds=4, rollout=_ScalarHeuristic(rules))
+    batched = PIMCAgent(rules, seed=4, worlds=4, seconds=seconds)
+    scalar = PIMCAgent(rules, seed=4, worlds=4, seconds=seconds, rollout=_ScalarHeuristic(rules))
     env = raw_env(rules=rules)
     env.reset(seed=8)
     searched = 0

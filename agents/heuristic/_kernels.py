@@ -91,10 +91,10 @@ NUM_RF = 21
 S_MADE, S_SLAM, S_LOST, S_DEFENCE_MADE, S_DEFENCE_LOST = range(5)
 
 # -- the decoded view v[] (TableView) ------------------------------------------------------------------
-(V_HAND, V_PHASE, V_CONTRACT, V_CONTRACTOR, V_TRUMP, V_SITTING_OUT, V_DISCARDS, V_JOKER_SUIT, V_EXPOSED,
+(V_HAND, V_PHASE, V_CONTRACT, V_CONTRACTOR, V_TRUMP, V_SITTING_OUT, V_DISCARDS, V_EXPOSED,
  V_LEADER, V_LED, V_CTX, V_PASSED, V_SCORE, V_NUM_BIDS, V_PLAYED, V_TRICK_LEN, V_UNSEEN, V_FRIENDS,
- V_ENEMIES, V_ENEMY) = range(21)
-V_TRICK_CARDS = 24  # per relative seat (a card mask)
+ V_ENEMIES, V_ENEMY) = range(20)
+V_TRICK_CARDS = V_ENEMY + 1  # per relative seat (a card mask)
 V_SHOWN_VOID = V_TRICK_CARDS + 4
 V_POSSIBLE = V_SHOWN_VOID + 4
 V_TRICK_SEAT = V_POSSIBLE + 4  # the trick in playing order
@@ -196,7 +196,6 @@ def decode(row: np.ndarray, off: np.ndarray, ri: np.ndarray, v: np.ndarray) -> N
     v[V_SITTING_OUT] = read_index(row, off[L_SITTING_OUT], n)
     v[V_DISCARDS] = read_bits(row, off[L_DISCARDS], NUM_CARDS)
     joker_suit = read_index(row, off[L_JOKER_SUIT], 4)
-    v[V_JOKER_SUIT] = joker_suit
     if v[V_TRUMP] >= 0:
         v[V_CTX] = v[V_TRUMP]
     else:

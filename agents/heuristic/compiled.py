@@ -2,7 +2,7 @@
 
 :class:`HeuristicPolicy` chooses, for every row of a batch of observations and action masks (the
 AEC environment's, or a :class:`~five_hundred_env.vector.BatchEngine`'s), exactly the action
-``HeuristicAgent.act`` chooses, with no Python per decision (the kernels: :mod:`._kernels`).
+``HeuristicAgent.act`` chooses, with no Python per decision (the kernels: the package :mod:`._kernels`).
 :func:`play_out` plays every game of a batched engine to the end of its deal with the heuristic
 (or at random) inside one kernel call, for search and data generation.
 
@@ -15,7 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.heuristic import _kernels as k
+from agents.heuristic._kernels import agent as kernels
+from agents.heuristic._kernels import view as k
+from agents.heuristic._kernels.evaluation import ESTIMATE_CACHE_BITS
 from agents.heuristic.bidding import _contract_scores
 from agents.heuristic.calibration import calibration_for
 from agents.heuristic.view import card_tables
@@ -97,7 +99,7 @@ def policy_tables(rules: Rules) -> PolicyTables:
     cs = np.zeros((OPEN_MISERE + 1, 5), dtype=np.int64)
     for contract in range(FIRST_BID, OPEN_MISERE + 1):
         cs[contract] = _contract_scores(rules, contract)
-    slots = 1 << k.ESTIMATE_CACHE_BITS
+    slots = 1 << ESTIMATE_CACHE_BITS
     return PolicyTables(rules, ct, ri, rf, cs, np.zeros(slots, dtype=np.int64), np.zeros((slots, 11)))
 
 
@@ -131,7 +133,7 @@ class HeuristicPolicy:
             raise ValueError(f"mask must be [{obs.shape[0]}, {len(self.actions)}] action masks, got shape {mask.shape}")
         out = output_buffer(out, (obs.shape[0],), np.int64, "out")
         t = self.tables
-        k.act_rows(obs, mask, self._universal, self._word_bit, self._word_kind, self._compact_of_word,
+        kernels.act_rows(obs, mask, self._universal, self._word_bit, self._word_kind, self._compact_of_word,
                    t.cards, t.numbers, t.fit, t.contracts, t.estimate_keys, t.estimates, self._offsets, out)
         if (out == -2).any():  # never seen: HeuristicAgent would fall back to a random legal action
             raise RuntimeError(f"the compiled heuristic chose an illegal action in row {int(np.argmax(out == -2))}")
@@ -173,7 +175,7 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
         raise ValueError(f"games must be indices 0..{engine.num_games - 1}")
     arrays = engine.kernel_arrays()
     out = np.zeros((engine.num_games, rules.num_sides), dtype=np.int64)
-    k.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.numbers,
+    kernels.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.numbers,
                      tables.fit, tables.contracts, tables.estimate_keys, tables.estimates, arrays.obs_offsets, out)
     engine.refresh(chosen)
     return out

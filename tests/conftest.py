@@ -193,3 +193,15 @@ def pytest_sessionstart(session) -> None:
         import five_hundred_env.vector  # noqa: F401
     except ImportError:  # numba is not installed: the vector tests skip
         pass
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked ``full`` (long runs) are skipped unless the ``-m`` expression names them."""
+    import pytest
+
+    if "full" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="a long run: select it with -m full")
+    for item in items:
+        if "full" in item.keywords:
+            item.add_marker(skip)

@@ -29,6 +29,10 @@ How it thinks, the way a decent club player does, one module each:
   led and is led naming the contractor side's long suit.
 * :mod:`~agents.heuristic.misere` — the contractor ducks as high as it can and throws its
   dangerous cards, while the defenders lead low and stay under the contractor's card.
+
+:mod:`~agents.heuristic.compiled` makes the same decisions over a batch in numba (the kernels:
+``_kernels/``, one module per module above), and plays deals out on the batched engine; it needs
+numba, so it is not imported here.
 """
 
 from agents.heuristic.agent import HeuristicAgent

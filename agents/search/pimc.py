@@ -28,8 +28,17 @@ import numpy as np
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.search.tracking import ObservationTracker
-from agents.search.values import PlayOut, bid_candidates, policy_play_out, world_action_values
+from agents.search.values import (
+    HeuristicBatchPlayOut,
+    PlayOut,
+    batch_play_out,
+    bid_candidates,
+    policy_play_out,
+    world_action_values,
+    worlds_action_values,
+)
 from five_hundred_env.actions import ActionTable
+from five_hundred_env.engine import Deal
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
 
@@ -183,7 +192,7 @@ class PIMCAgent(Agent):
         """Per kind: the points by which the best candidate's mean must beat the base agent's choice."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
-        self._play_out: PlayOut | None = None
+        self._play_out: PlayOut | HeuristicBatchPlayOut | None = None
         self.table = ActionTable(self.rules)
         self.tracker = ObservationTracker(self.rules)
         self._random = random.Random(seed)
@@ -246,8 +255,12 @@ class PIMCAgent(Agent):
     def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int) -> int:
         """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
-        if self._play_out is None:
-            self._play_out = policy_play_out(self.rules, self.rollout.act)
+        if self._play_out is None:  # the heuristic's playouts run in batches where numba is installed
+            self._play_out = batch_play_out(self.rules, self.rollout) or policy_play_out(self.rules, self.rollout.act)
+        # batched playouts wait for every world, to play them all in one batch, unless the search
+        # is bounded in time: then each world's are played as it is drawn
+        batch = self._play_out if isinstance(self._play_out, HeuristicBatchPlayOut) and self.seconds is None else None
+        deferred: list[Deal] = []
         candidates = bid_candidates(legal, base_action) if kind == "bid" else legal
         sampler = WorldSampler(info)
         totals = dict.fromkeys(candidates, 0.0)
@@ -260,10 +273,17 @@ class PIMCAgent(Agent):
             if sorted(world.legal_actions()) != sorted(legal):  # a safety net: never trust a bad world
                 stats.fallbacks += 1
                 return base_action
-            for action, value in world_action_values(world, candidates, side, self._play_out,
-                                                     self.solver_tricks).items():
-                totals[action] += value
+            if batch is not None:
+                deferred.append(world)
+            else:
+                for action, value in world_action_values(world, candidates, side, self._play_out,
+                                                         self.solver_tricks).items():
+                    totals[action] += value
             drawn += 1
+        if batch is not None:
+            for values in worlds_action_values(deferred, candidates, side, batch, self.solver_tricks):
+                for action, value in values.items():  # world by world, as above: the same sums
+                    totals[action] += value
         record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)
         chosen = record.best if record.gain >= self.min_gain[kind] else base_action
         self.last_search = replace(record, chosen=chosen)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,52 @@ PlayOut = Callable[[Deal], None]
 """Plays a deal to its end, in place."""
 
 
+class HeuristicBatchPlayOut:
+    """Plays many deals to their end at once, every seat the heuristic, on the batched engine
+    (:func:`agents.heuristic.compiled.play_out`: the same decisions as ``HeuristicAgent``, no
+    Python per decision). Called with a list of deals, it returns each one's score change per
+    side and leaves the deals as they are. Needs numba (the ``vector`` extra)."""
+
+    def __init__(self, rules: Rules) -> None:
+        from agents.heuristic.compiled import policy_tables  # numba: imported only when used
+
+        self.rules = rules
+        self.tables = policy_tables(rules)
+        self._engine: Any = None
+
+    def __call__(self, deals: list[Deal]) -> list[list[int]]:
+        from agents.heuristic.compiled import play_out
+        from five_hundred_env.vector import BatchEngine
+
+        if self._engine is None or self._engine.num_games < len(deals):
+            self._engine = BatchEngine(self.rules, max(len(deals), 16), seed=0, observations=False)
+        for game, deal in enumerate(deals):
+            self._engine.load_position(game, deal)
+        games = np.arange(len(deals))
+        return play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
+
+
+def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
+    """The batched playouts of ``policy`` where there are some (the heuristic, numba installed), else None."""
+    from agents.heuristic import HeuristicAgent
+
+    if type(policy) is not HeuristicAgent or policy.rules != rules:
+        return None
+    try:
+        from agents.heuristic.compiled import COMPILED_PRESETS
+    except ImportError:  # no numba: the scalar playouts serve
+        return None
+    if rules.preset not in COMPILED_PRESETS:
+        return None
+    return HeuristicBatchPlayOut(rules)
+
+
+def zero_sum(change: list[int], side: int) -> float:
+    """``side``'s zero-sum result from each side's score change (``Deal.zero_sum_result``)."""
+    k = len(change)
+    return float(change[side] - (sum(change) - change[side]) / (k - 1))
+
+
 def policy_play_out(rules: Rules, policy: Policy) -> PlayOut:
     """A :data:`PlayOut` with ``policy`` in every seat, acting on that seat's own encoded
     observation and mask (the environment's vectors), so it never reads hidden cards."""
@@ -43,14 +90,17 @@ def policy_play_out(rules: Rules, policy: Policy) -> PlayOut:
     return play_out
 
 
-def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut,
+def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut | HeuristicBatchPlayOut,
                         solver_tricks: int = 0) -> dict[int, float]:
     """Each of ``actions`` (universal ids, legal in ``deal``) scored as ``side``'s zero-sum result
     (``Deal.zero_sum_result``, in points) once the deal is played out after it; in the card play
-    with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal action)."""
-    if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
-        solved = action_values(deal)
-        return {a: solved_result(deal, solved[a], side) for a in actions}
+    with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal action).
+    A :class:`HeuristicBatchPlayOut` plays every action's deal out in one batch."""
+    if isinstance(play_out, HeuristicBatchPlayOut):
+        return worlds_action_values([deal], actions, side, play_out, solver_tricks)[0]
+    solved = _solved_values(deal, actions, side, solver_tricks)
+    if solved is not None:
+        return solved
     out = {}
     for action in actions:
         trial = deal.clone()
@@ -58,6 +108,32 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
         play_out(trial)
         out[action] = trial.zero_sum_result(side)
     return out
+
+
+def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: HeuristicBatchPlayOut,
+                         solver_tricks: int = 0) -> list[dict[int, float]]:
+    """:func:`world_action_values` of every world, the playouts of all their actions in one batch."""
+    values: list[dict[int, float] | None] = []
+    trials = []
+    for world in worlds:
+        solved = _solved_values(world, actions, side, solver_tricks)
+        values.append(solved)
+        if solved is None:
+            for action in actions:
+                trial = world.clone()
+                trial.apply_action(action)
+                trials.append(trial)
+    changes = iter(play_out(trials) if trials else [])
+    return [solved if solved is not None else {a: zero_sum(next(changes), side) for a in actions}
+            for solved in values]
+
+
+def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int) -> dict[int, float] | None:
+    """The actions' exact values in the card play's last ``solver_tricks`` tricks, else None."""
+    if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
+        solved = action_values(deal)
+        return {a: solved_result(deal, solved[a], side) for a in actions}
+    return None
 
 
 def pimc_action_values(info: InfoSet, legal: list[int], worlds: int, rng: random.Random, play_out: PlayOut,

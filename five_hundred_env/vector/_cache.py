@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numba
@@ -19,20 +20,23 @@ STAMP_NAME = "five_hundred_kernels.sha256"
 COMPILING_MESSAGE = "five_hundred_env: compiling the batched engine, once per install, about a minute"
 
 
-def kernel_hash() -> str:
-    """A hash of every kernel source and the numba version."""
+def kernel_hash(extra_sources: Sequence[Path] = ()) -> str:
+    """A hash of every kernel source (and of ``extra_sources``) and the numba version."""
     digest = hashlib.sha256(numba.__version__.encode())
     here = Path(__file__).parent
-    for name in KERNEL_SOURCES:
-        digest.update((here / name).read_bytes())
+    for path in [here / name for name in KERNEL_SOURCES] + list(extra_sources):
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
-def drop_stale_kernels(cache_dir: str | Path) -> bool:
+def drop_stale_kernels(cache_dir: str | Path, extra_sources: Sequence[Path] = ()) -> bool:
     """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources;
-    ``True`` when the entry points must be compiled (none of them is cached)."""
+    ``True`` when the entry points must be compiled (none of them is cached).
+
+    Kernels of another package that call these ones (a compiled policy) pass their own source
+    files as ``extra_sources``: their cache is then dropped when either side changes."""
     cache = Path(cache_dir)
-    _drop_unless_current(cache)
+    _drop_unless_current(cache, extra_sources)
     return not any(cache.glob("_step.*.nbi"))
 
 
@@ -44,14 +48,14 @@ def announce_compile(cache_dir: str | Path) -> None:
         print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
 
 
-def _drop_unless_current(cache: Path) -> None:
+def _drop_unless_current(cache: Path, extra_sources: Sequence[Path]) -> None:
     """Delete the cached kernels in ``cache`` unless the stamp beside them says these sources made them."""
     stamp = cache / STAMP_NAME
-    current = kernel_hash()
+    current = kernel_hash(extra_sources)
     try:
         if stamp.exists() and stamp.read_text() == current:
             return
-        modules = tuple(name.removesuffix(".py") + "." for name in KERNEL_SOURCES)
+        modules = tuple(Path(name).name.removesuffix(".py") + "." for name in (*KERNEL_SOURCES, *extra_sources))
         for path in cache.glob("*.nb[ic]"):
             if path.name.startswith(modules):
                 path.unlink()

@@ -151,6 +151,20 @@ def load_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
 
 
 @njit(cache=True)
+def replay(st: np.ndarray, b: int, o: np.ndarray, history: np.ndarray, word_bit: np.ndarray,
+           word_kind: np.ndarray) -> int:
+    """Apply the universal actions ``history`` to game ``b`` in order: the index of the first one
+    that is not legal there (the rest not applied), or -1."""
+    for i in range(history.shape[0]):
+        u = history[i]
+        if (st[b, F_PHASE] >= DEAL_OVER or word_kind[u] != mask_kind(st[b, F_PHASE])
+                or not st[b, F_LEGAL] >> word_bit[u] & 1):
+            return i
+        apply_word_bit(st, b, o, word_bit[u])
+    return -1
+
+
+@njit(cache=True)
 def sample_actions(st: np.ndarray, compact_of_word: np.ndarray, out: np.ndarray) -> None:
     """A uniformly random legal compact action for every game (random legal play)."""
     for b in range(st.shape[0]):

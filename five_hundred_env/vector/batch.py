@@ -21,7 +21,7 @@ from five_hundred_env.actions import (
     NUM_UNIVERSAL_ACTIONS,
     ActionTable,
 )
-from five_hundred_env.engine import IllegalActionError, check_scores, parse_deal
+from five_hundred_env.engine import Deal, IllegalActionError, check_scores, parse_deal
 from five_hundred_env.env import check_seed
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
@@ -96,6 +96,17 @@ class VectorStep(NamedTuple):
 VECTOR_PRESETS = ("australian", "italian_3p", "french_46")
 """The presets the kernels play; the two-, five- and six-player presets (docs/rules.md §10) are
 played by the scalar engine only, and refused here with an error naming them."""
+
+
+class KernelArrays(NamedTuple):
+    """What compiled code outside this package (a policy playing deals out, e.g.
+    :func:`agents.heuristic.compiled.play_out`) passes to the kernels: the games' state rows
+    (:mod:`._layout`), the rule options, the observation offsets. Shared, not copied: the kernels
+    change the games in place; call :meth:`BatchEngine.refresh` afterwards."""
+
+    state: np.ndarray
+    options: np.ndarray
+    obs_offsets: np.ndarray
 
 
 def action_word_tables(actions: ActionTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -230,6 +241,48 @@ class BatchEngine:
             _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, dealer)
         self._refresh(np.array([game]))
+
+    def load_position(self, game: int, deal: Deal, scores: Sequence[int] | None = None) -> None:
+        """Put a position of the scalar engine into game ``game``: ``deal`` as dealt, with every
+        action of its history applied (a deal in progress after any actions, or a sampled world
+        of the search: every hand known). ``scores`` (per seat or per side) also sets the game's
+        scores, as :meth:`set_deal`. A deal of other rules, or a history this engine finds
+        illegal, raises ``ValueError`` and changes nothing."""
+        self._check_game(game)
+        if not isinstance(deal, Deal) or deal.rules != self.rules:
+            raise ValueError(f"deal must be a Deal of this engine's rules ({self.rules.describe()}), got {deal!r}")
+        sides = check_scores(self.rules, scores) if scores is not None else None
+        history = np.array(deal.history, dtype=np.int64)
+        if ((history < 0) | (history >= NUM_UNIVERSAL_ACTIONS)).any():
+            raise ValueError(f"the deal's history holds ids that are no actions: {history.tolist()}")
+        row = self._state[game]
+        saved = row.copy()
+        row[F_DEALT:F_DEALT + MAX_SEATS] = 0
+        row[F_DEALT:F_DEALT + len(deal.dealt)] = deal.dealt
+        row[F_KITTY] = deal.kitty
+        if sides is not None:
+            _write_scores(row, sides)
+        _step.load_deal(self._state, int(game), self._opts, deal.dealer)
+        bad = _step.replay(self._state, int(game), self._opts, history, self._word_bit, self._word_kind)
+        if bad >= 0:
+            row[:] = saved
+            raise ValueError(f"action {bad} of the deal's history ({history[bad]}) is not legal in game {game}")
+        self._refresh(np.array([game]))
+
+    def kernel_arrays(self) -> KernelArrays:
+        """The arrays compiled policies step these games with (see :class:`KernelArrays`)."""
+        return KernelArrays(self._state, self._opts, self._offsets)
+
+    def refresh(self, games: np.ndarray | None = None) -> None:
+        """Rewrite the acting seat, mask and observation of ``games`` (every game if None) from
+        their state: after compiled code changed them (:meth:`kernel_arrays`)."""
+        if games is None:
+            games = np.arange(self.num_games)
+        games = np.asarray(games)
+        if (games.ndim != 1 or not np.issubdtype(games.dtype, np.integer)
+                or ((games < 0) | (games >= self.num_games)).any()):
+            raise ValueError(f"games must be game indices 0..{self.num_games - 1}, got {games!r}")
+        self._refresh(games)
 
     def set_scores(self, game: int, scores: Sequence[int]) -> None:
         """Set game ``game``'s scores (per seat or per side) and the scores its episodes start

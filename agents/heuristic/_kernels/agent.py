@@ -1,0 +1,116 @@
+"""One decision (agent.HeuristicAgent.act), a batch of them, and playouts on the batched engine's state."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from agents.heuristic._kernels.bidding import bid_decision
+from agents.heuristic._kernels.kitty import discard_decision, nominate_decision
+from agents.heuristic._kernels.misere import misere_declarer, misere_defender
+from agents.heuristic._kernels.play import follow, lead
+from agents.heuristic._kernels.view import (
+    MISERE,
+    NUM_V,
+    PHASE_BIDDING,
+    PHASE_DISCARD,
+    PHASE_NOMINATE,
+    V_CONTRACT,
+    V_CONTRACTOR,
+    V_PHASE,
+    V_TRICK_LEN,
+    decode,
+    know_cards,
+    read_bits,
+)
+from five_hundred_env.vector._encode import write_obs
+from five_hundred_env.vector._kernels import DEAL_OVER, apply_word_bit, sample_word_bit
+from five_hundred_env.vector._layout import F_LEGAL, F_PHASE, F_SCORE_CHANGE, F_TO_ACT, L_SIZE
+
+
+# -- one decision (agent.HeuristicAgent.act) --------------------------------------------------------------
+@njit(cache=True)
+def decide(row: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
+           keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, v: np.ndarray) -> int:
+    """HeuristicAgent.act on one observation ``row`` and its legal word: the chosen word bit (-1
+    when the word is empty). A single legal action is taken without looking at the observation.
+    ``keys``/``estimates``: the cache of hand estimates (cached_evaluate)."""
+    if word == 0:
+        return -1
+    if word & (word - 1) == 0:
+        return trailing_zeros(word)
+    decode(row, off, ri, v)
+    phase = v[V_PHASE]
+    if phase == PHASE_BIDDING:
+        return bid_decision(v, word, ct, ri, rf, cs, keys, estimates)
+    if phase == PHASE_DISCARD:
+        return discard_decision(v, word, ct, ri)
+    if phase == PHASE_NOMINATE:
+        return nominate_decision(v, word, ct)
+    know_cards(v, ct, ri)
+    if v[V_CONTRACT] >= MISERE:
+        if v[V_CONTRACTOR] == 0:
+            return misere_declarer(v, word, ct)
+        return misere_defender(v, word, ct)
+    if v[V_TRICK_LEN]:
+        return follow(v, word, ct, ri)
+    return lead(v, word, ct, ri)
+
+
+@njit(cache=True)
+def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit: np.ndarray, word_kind: np.ndarray,
+             compact_of_word: np.ndarray, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
+             keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, out: np.ndarray) -> None:
+    """HeuristicAgent.act for every row: ``out[b]`` the compact action (-1 for an empty mask, or
+    -2 when the chosen action is not in the mask, which the Python form would replace by a random one)."""
+    v = np.zeros(NUM_V, dtype=np.int64)
+    for b in range(obs.shape[0]):
+        word = 0
+        kind = 0
+        row = mask[b]
+        for start in range(0, mask.shape[1], 8):
+            if start + 8 <= mask.shape[1]:
+                legal = read_bits(row, start, 8)
+            else:
+                legal = 0
+                for a in range(start, mask.shape[1]):
+                    legal |= np.int64(row[a] != 0) << (a - start)
+            while legal:
+                u = universal[start + trailing_zeros(legal)]
+                legal &= legal - 1
+                word |= 1 << word_bit[u]
+                kind = word_kind[u]
+        bit = decide(obs[b], word, ct, ri, rf, cs, keys, estimates, off, v)
+        if bit < 0:
+            out[b] = -1
+        elif not word >> bit & 1:
+            out[b] = -2
+        else:
+            out[b] = compact_of_word[kind, bit]
+
+
+# -- playouts on the batched engine's state ----------------------------------------------------------------
+@njit(cache=True)
+def play_out_games(st: np.ndarray, o: np.ndarray, games: np.ndarray, heuristic: bool, ct: np.ndarray,
+                   ri: np.ndarray, rf: np.ndarray, cs: np.ndarray, keys: np.ndarray, estimates: np.ndarray,
+                   off: np.ndarray, out: np.ndarray) -> None:
+    """Play each listed game's deal to its end, every seat deciding with the heuristic (on its own
+    observation, as the engine writes it) or uniformly at random (the game's action stream);
+    ``out[b, side]`` each side's score change (0 for a deal thrown in)."""
+    v = np.zeros(NUM_V, dtype=np.int64)
+    row = np.zeros(off[L_SIZE], dtype=np.int8)
+    for b in games:
+        while st[b, F_PHASE] < DEAL_OVER:
+            if heuristic:
+                write_obs(st, b, o, st[b, F_TO_ACT], off, row)
+                bit = decide(row, st[b, F_LEGAL], ct, ri, rf, cs, keys, estimates, off, v)
+            else:
+                bit = sample_word_bit(st, b)
+            apply_word_bit(st, b, o, bit)
+        for side in range(out.shape[1]):
+            out[b, side] = st[b, F_SCORE_CHANGE + side]
+
+
+# numba checks only each cached function's own file: drop this module's cache when it or any
+# engine kernel it calls changes (before any kernel is loaded from the cache)

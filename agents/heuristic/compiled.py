@@ -1,0 +1,184 @@
+"""The heuristic compiled: :class:`~agents.heuristic.HeuristicAgent`'s decisions over a batch, in numba.
+
+:class:`HeuristicPolicy` chooses, for every row of a batch of observations and action masks (the
+AEC environment's, or a :class:`~five_hundred_env.vector.BatchEngine`'s), exactly the action
+``HeuristicAgent.act`` chooses, with no Python per decision (the kernels: the package :mod:`._kernels`).
+:func:`play_out` plays every game of a batched engine to the end of its deal with the heuristic
+(or at random) inside one kernel call, for search and data generation.
+
+Needs numba (the ``vector`` extra), as :mod:`five_hundred_env.vector`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.heuristic._kernels import agent as kernels
+from agents.heuristic._kernels import view as k
+from agents.heuristic._kernels.evaluation import ESTIMATE_CACHE_BITS
+from agents.heuristic.bidding import _contract_scores
+from agents.heuristic.calibration import calibration_for
+from agents.heuristic.view import card_tables
+from five_hundred_env.actions import FIRST_BID, OPEN_MISERE, ActionTable
+from five_hundred_env.engine.bidding import OPEN_MISERE_RANKS
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.vector import BatchEngine
+from five_hundred_env.vector._layout import obs_offsets
+from five_hundred_env.vector.batch import action_word_tables, output_buffer
+
+POLICIES = ("heuristic", "random")
+COMPILED_PRESETS = ("australian", "italian_3p", "french_46")
+"""The presets whose decisions the differential test holds equal to HeuristicAgent's (any options)."""
+
+
+class PolicyTables(NamedTuple):
+    """The numbers the kernels decide with, built once per rules object (see :mod:`._kernels`), and
+    their cache of hand estimates (filled as they decide)."""
+
+    made_for: Rules  # the rules these tables are of
+    cards: np.ndarray  # ct: the card tables of each trump context
+    numbers: np.ndarray  # ri: the rules' integers
+    fit: np.ndarray  # rf: the calibration's floats
+    contracts: np.ndarray  # cs: each contract's §8 scores
+    estimate_keys: np.ndarray  # a cache of recent hands' estimates (a pure function of the hand):
+    estimates: np.ndarray  # the hand of each slot, and its estimates
+
+
+def policy_tables(rules: Rules) -> PolicyTables:
+    """The kernels' tables for ``rules``: the same card tables, calibration and §8 scores the
+    Python heuristic uses (:func:`~agents.heuristic.view.card_tables`, :mod:`.calibration`,
+    :mod:`five_hundred_env.scoring`). Other presets are refused (not yet checked against the agent)."""
+    if rules.preset not in COMPILED_PRESETS:
+        raise ValueError(f"the compiled heuristic covers the presets {', '.join(COMPILED_PRESETS)}; "
+                         f"got {rules.preset!r}: use HeuristicAgent")
+    ct = np.zeros((len(card_tables(rules)), k.NUM_CT), dtype=np.int64)
+    for ctx, t in enumerate(card_tables(rules)):
+        ct[ctx, k.C_EFF:k.C_EFF + k.NUM_CARDS] = t.eff
+        ct[ctx, k.C_STRENGTH:k.C_STRENGTH + k.NUM_CARDS] = t.strength
+        ct[ctx, k.C_HIGHER:k.C_HIGHER + k.NUM_CARDS] = t.higher
+        ct[ctx, k.C_LOWER:k.C_LOWER + k.NUM_CARDS] = t.lower
+        ct[ctx, k.C_SUIT:k.C_SUIT + 5] = t.suit
+        for led in range(4):
+            ct[ctx, k.C_KEY + k.NUM_CARDS * led:k.C_KEY + k.NUM_CARDS * (led + 1)] = t.key[led]
+        for s in range(5):
+            order = t.top_down[s]
+            if len(order) > k.TD_WIDTH:
+                raise ValueError(f"a suit of {len(order)} cards is longer than the kernels' tables ({k.TD_WIDTH})")
+            ct[ctx, k.C_TOP_DOWN + k.TD_WIDTH * s:k.C_TOP_DOWN + k.TD_WIDTH * s + len(order)] = order
+            ct[ctx, k.C_TD_LEN + s] = len(order)
+    no_trumps = card_tables(rules)[k.NO_TRUMP_CTX]
+    if any(no_trumps.top_down[s][::-1] != sorted(no_trumps.top_down[s]) for s in range(4)):
+        raise ValueError("the kernels' misère danger needs each suit's cards to rise with their ids at no trumps")
+    ri = np.zeros(k.NUM_RI, dtype=np.int64)
+    partner = rules.partner_of(0)
+    ri[k.R_N] = rules.num_players
+    ri[k.R_PARTNER] = -1 if partner is None else partner
+    ri[k.R_DECK] = rules.deck
+    ri[k.R_HAND_SIZE] = rules.hand_size
+    ri[k.R_KITTY] = rules.kitty_size
+    ri[k.R_NOMINATE_NT] = rules.joker_nomination == "nt_and_misere"
+    ri[k.R_NO_MISERE] = rules.misere == "none" and rules.open_misere == "none"
+    ri[k.R_LOSING] = rules.losing_score
+    ri[k.R_TARGET] = rules.target
+    ri[k.R_OPEN_RANK] = OPEN_MISERE_RANKS.get(rules.open_misere, -1)
+    fit = calibration_for(rules.preset)
+    rf = np.zeros(k.NUM_RF)
+    rf[[k.K_SUIT_A, k.K_SUIT_B, k.K_SUIT_SIGMA]] = fit["suit"]
+    rf[[k.K_NT_A, k.K_NT_B, k.K_NT_SIGMA]] = fit["nt"]
+    rf[[k.K_MISERE_A, k.K_MISERE_B]] = fit["misere"]
+    rf[[k.K_OPEN_MISERE_A, k.K_OPEN_MISERE_B]] = fit["open_misere"]
+    for index, name in ((k.K_OWN_AVG, "own_avg"), (k.K_OWN_AVG_NT, "own_avg_nt"), (k.K_DEFENCE_AVG, "defence_avg"),
+                        (k.K_DEFENCE_WEIGHT, "defence_weight"), (k.K_SUPPORT, "support"),
+                        (k.K_OTHER_SUIT_HELP, "other_suit_help"), (k.K_PASS_PENALTY, "pass_penalty"),
+                        (k.K_OPPONENT_STRAIN, "opponent_strain"), (k.K_MARGIN, "margin"), (k.K_GAME_END, "game_end")):
+        rf[index] = fit[name]
+    rf[k.K_SHARE] = 1.0 / (rules.num_sides - 1)
+    cs = np.zeros((OPEN_MISERE + 1, 5), dtype=np.int64)
+    for contract in range(FIRST_BID, OPEN_MISERE + 1):
+        cs[contract] = _contract_scores(rules, contract)
+    slots = 1 << ESTIMATE_CACHE_BITS
+    return PolicyTables(rules, ct, ri, rf, cs, np.zeros(slots, dtype=np.int64), np.zeros((slots, 11)))
+
+
+class HeuristicPolicy:
+    """:class:`~agents.heuristic.HeuristicAgent` over a batch: the same decisions, compiled.
+
+    ``act_batch(obs, mask)`` takes ``[B, obs_size]`` observations and ``[B, num_actions]``
+    masks (each row the acting seat's, as ``env.observe`` or :class:`BatchEngine` give them)
+    and returns the compact action of each row; :meth:`act_engine` does it for a batched
+    engine's current decisions. Presets other than :data:`COMPILED_PRESETS` are refused.
+    """
+
+    def __init__(self, rules: Rules | str = "australian") -> None:
+        self.rules = make_rules(rules) if isinstance(rules, str) else rules
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a preset name or a Rules object, got {rules!r}")
+        self.actions = ActionTable(self.rules)
+        self.encoder = ObservationEncoder(self.rules)
+        self.tables = policy_tables(self.rules)
+        self._universal, self._word_bit, self._word_kind, self._compact_of_word = action_word_tables(self.actions)
+        self._offsets = obs_offsets(self.encoder)
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The compact action ``HeuristicAgent.act`` chooses for every row (``int64``; -1 for a row
+        whose mask is empty). Written into ``out`` when given."""
+        obs = np.ascontiguousarray(obs, dtype=np.int8)
+        mask = np.ascontiguousarray(mask, dtype=np.int8)
+        if obs.ndim != 2 or obs.shape[1] != self.encoder.size:
+            raise ValueError(f"obs must be [B, {self.encoder.size}] observations, got shape {obs.shape}")
+        if mask.shape != (obs.shape[0], len(self.actions)):
+            raise ValueError(f"mask must be [{obs.shape[0]}, {len(self.actions)}] action masks, got shape {mask.shape}")
+        out = output_buffer(out, (obs.shape[0],), np.int64, "out")
+        t = self.tables
+        kernels.act_rows(obs, mask, self._universal, self._word_bit, self._word_kind, self._compact_of_word,
+                   t.cards, t.numbers, t.fit, t.contracts, t.estimate_keys, t.estimates, self._offsets, out)
+        if (out == -2).any():  # never seen: HeuristicAgent would fall back to a random legal action
+            raise RuntimeError(f"the compiled heuristic chose an illegal action in row {int(np.argmax(out == -2))}")
+        return out
+
+    def act_engine(self, engine: BatchEngine, out: np.ndarray | None = None) -> np.ndarray:
+        """The heuristic's action in every game of ``engine`` (built with ``observations=True``),
+        for ``engine.step``: games whose deal is over get -1 (left as they are)."""
+        self._check_engine(engine)
+        return self.act_batch(engine.obs, engine.masks, out)
+
+    def _check_engine(self, engine: BatchEngine) -> None:
+        if not isinstance(engine, BatchEngine) or engine.rules != self.rules:
+            raise ValueError(f"engine must be a BatchEngine of this policy's rules ({self.rules.describe()})")
+
+
+def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray | None = None,
+             tables: PolicyTables | None = None) -> np.ndarray:
+    """Play the deal of every game of ``engine`` (or of ``games``) to its end, inside one kernel
+    call: every seat plays the heuristic (exactly as ``HeuristicAgent`` from its own observation)
+    or, with ``policy="random"``, uniformly random legal actions from each game's seeded stream.
+
+    Returns each game's score change per side (``[B, sides]`` ``int64``; 0 for a deal thrown in,
+    and for games not listed). The games are left at the end of their deal: load positions
+    (:meth:`BatchEngine.load_position`, ``set_deal``) or ``reset()`` before stepping them again.
+    ``tables`` (:func:`policy_tables`) saves rebuilding them on every call.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    if not isinstance(engine, BatchEngine):
+        raise ValueError(f"engine must be a BatchEngine, got {type(engine).__name__}")
+    rules = engine.rules
+    if tables is None:
+        tables = policy_tables(rules)
+    elif tables.made_for != rules:
+        raise ValueError(f"tables are of other rules ({tables.made_for.describe()}) than the engine's ({rules.describe()})")
+    chosen = np.arange(engine.num_games) if games is None else np.asarray(games, dtype=np.int64)
+    if chosen.ndim != 1 or ((chosen < 0) | (chosen >= engine.num_games)).any():
+        raise ValueError(f"games must be indices 0..{engine.num_games - 1}")
+    arrays = engine.kernel_arrays()
+    out = np.zeros((engine.num_games, rules.num_sides), dtype=np.int64)
+    kernels.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.numbers,
+                     tables.fit, tables.contracts, tables.estimate_keys, tables.estimates, arrays.obs_offsets, out)
+    engine.refresh(chosen)
+    return out
+
+
+__all__ = ["COMPILED_PRESETS", "HeuristicPolicy", "PolicyTables", "play_out", "policy_tables"]

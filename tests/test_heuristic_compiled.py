@@ -24,13 +24,13 @@ from agents import HeuristicAgent
 from agents.base import Agent
 from agents.heuristic.compiled import HeuristicPolicy, play_out, policy_tables
 from agents.search.pimc import PIMCAgent
-from agents.search.sampling import InfoSet, WorldSampler
 from agents.search.values import HeuristicBatchPlayOut, policy_play_out, world_action_values
 from five_hundred_env.actions import NO_NOMINATION, PASS, ActionTable
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.env import raw_env
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 from five_hundred_env.vector import BatchEngine
 
 PRESETS = ("australian", "italian_3p", "french_46")

@@ -56,13 +56,13 @@ def policy_tables(rules: Rules) -> PolicyTables:
                          f"got {rules.preset!r}: use HeuristicAgent")
     ct = np.zeros((len(card_tables(rules)), k.NUM_CT), dtype=np.int64)
     for ctx, t in enumerate(card_tables(rules)):
-        ct[ctx, k.C_EFF:k.C_EFF + k.NUM_CARDS] = t.eff
+        ct[ctx, k.C_EFF:k.C_EFF + k.NUM_CARDS] = t.eff[:k.NUM_CARDS]  # the classic packs' card ids
         ct[ctx, k.C_STRENGTH:k.C_STRENGTH + k.NUM_CARDS] = t.strength
         ct[ctx, k.C_HIGHER:k.C_HIGHER + k.NUM_CARDS] = t.higher
         ct[ctx, k.C_LOWER:k.C_LOWER + k.NUM_CARDS] = t.lower
         ct[ctx, k.C_SUIT:k.C_SUIT + 5] = t.suit
         for led in range(4):
-            ct[ctx, k.C_KEY + k.NUM_CARDS * led:k.C_KEY + k.NUM_CARDS * (led + 1)] = t.key[led]
+            ct[ctx, k.C_KEY + k.NUM_CARDS * led:k.C_KEY + k.NUM_CARDS * (led + 1)] = t.key[led][:k.NUM_CARDS]
         for s in range(5):
             order = t.top_down[s]
             if len(order) > k.TD_WIDTH:

@@ -470,7 +470,8 @@ def test_bad_moves_are_refused_and_change_nothing(client):
     session = client.store.games[game_id]
     before = (view["revision"], list(session.actions))
     own = view["seats"][HUMAN]["hand"][0]["name"]
-    refused(client.post(f"/api/games/{game_id}/action", json={"action": "11H"}), 400, "unknown action")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "14H"}), 400, "unknown action")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "11H"}), 400, "Eh is not in the australian deck")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": own}), 400, "is not legal now: it is the auction")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": 7}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={}), 422, "action")

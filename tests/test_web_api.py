@@ -255,6 +255,7 @@ def test_the_holder_of_the_called_card_knows_from_the_call_and_a_seat_call_tells
     rules, hands, kitty, scripts, called = five_handed_call(0, holder=HUMAN)
     stream, _ = views_of(rules, hands, kitty, scripts)
     calls = [v for v in (json.loads(x) for x in stream if isinstance(x, str)) if v["contract"] and v["contract"]["called"]]
+    assert calls[0]["contract"]["called"]["name"] == called
     assert calls[0]["contract"]["partner"] == HUMAN and calls[0]["seats"][1]["partner"]  # the contractor is the person's partner
     rules = make_rules("five_handed", partner_call="seat")
     hands, kitty = dealt(rules, 0)

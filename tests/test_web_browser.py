@@ -40,6 +40,8 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", 
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 GOLD = "rgb(212, 175, 55)"
 TRICK_TEXT = re.compile(r"trick \d+ won by player_\d with \S+, the (right bower|left bower|joker|highest)")
+SUIT_CONTRACT = re.compile(r"contract (6|7|8|9|10)[♠♣♦♥] ")
+TRICK_CONTRACT = re.compile(r"contract (6|7|8|9|10)([♠♣♦♥]|NT) ")
 YOUR_TURN = ("#hand .card.legal, #bids button:enabled, #specials button:enabled, #calls button:enabled, "
              "#joker-suits:not([hidden]) button")
 
@@ -164,11 +166,15 @@ def test_a_game_to_500_against_pretrained_agents_with_the_mouse(page, preset, tm
             shot = score
         one_move(page)
         moves += 1
-    assert trumps_seen > 0 and len(tricks_told) > 1
-    if rules.has_partner_call:  # the call is shown to everyone (§10.5)
-        assert any(re.search(r", called \S+", line) for line in contracts), contracts
     assert page.inner_text("#result-text").startswith("Game over. Winners: ")
-    assert shot and (tmp_path / "web.png").stat().st_size > 10_000
+    # A game may end in its first deal with no trumps (an open misère, made or lost, is 500 points
+    # in italian_3p, whose seeds the server draws): what needs a suit or trick contract is checked
+    # when one was played.
+    if any(SUIT_CONTRACT.match(line) for line in contracts):
+        assert trumps_seen > 0 and len(tricks_told) > 1
+        assert shot and (tmp_path / "web.png").stat().st_size > 10_000
+    if rules.has_partner_call and any(TRICK_CONTRACT.match(line) for line in contracts):
+        assert any(re.search(r", called \S+", line) for line in contracts), contracts  # the call is public (§10.5)
     if os.environ.get("FIVE_HUNDRED_WEB_SCREENSHOT") and preset == "australian":
         shutil.copy(tmp_path / "web.png", os.environ["FIVE_HUNDRED_WEB_SCREENSHOT"])
     with page.expect_download() as download:

@@ -31,6 +31,7 @@ from agents.base import Agent
 from agents.heuristic import HeuristicAgent
 from agents.registry import register_agent, unregister_agent
 from five_hundred_env.actions import ActionTable, action_to_str, parse_action
+from five_hundred_env.cards import card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal, deal_to_cards
 from five_hundred_env.records import record_of, replay
 from five_hundred_env.rules import make_rules
@@ -183,7 +184,13 @@ def test_moving_one_hidden_card_changes_no_view_the_person_is_sent(preset, seed)
     rules = make_rules(preset)
     hands, kitty = dealt(rules, seed)
     rng = random.Random(seed)
-    hidden = [c for h in hands[1:] for c in h] + kitty
+    dealt_out = {c for h in hands for c in h} | set(kitty)
+    dead = [c for c in (card_to_str(i, rules.two_jokers) for i in mask_to_cards(rules.deck)) if c not in dealt_out]
+    # With two players each action of the other is public at once: a card moved in or out of its
+    # hand may change its first bid, and so the person's observation. There the card moves between
+    # the kitty and the dead hand, which nobody ever sees (§10.8).
+    others = [c for h in hands[1:] for c in h] if rules.num_players > 2 else []
+    hidden = others + kitty + dead
     first = rng.choice(hidden)
     second = rng.choice([c for c in hidden if not any(first in g and c in g for g in [*hands, kitty])])
     a, _ = views_of(rules, hands, kitty)
@@ -211,6 +218,91 @@ def test_the_kitty_discards_and_a_declined_nomination_stay_hidden():
     assert any(v["contract"] and v["trick"] for v in common)  # both reached the play of 6NT by player_1
     assert all(not v["kitty"] and not v["discards"] for v in common)
     assert not any("NOMINATION" in line for v in common for line in v["log"])
+
+
+def five_handed_call(seed: int, holder: int, rules=None):
+    """A five-handed deal where player_1 contracts 7NT and calls a card of ``holder``'s hand (the
+    others pass): the deal, its scripts and the card called."""
+    rules = rules or make_rules("five_handed")
+    hands, kitty = dealt(rules, seed)
+    called = next(c for c in hands[holder] if c != "JK")
+    scripts = {1: ["7NT", called], 2: ["PASS"], 3: ["PASS"], 4: ["PASS"]}
+    return rules, hands, kitty, scripts, called
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_called_partner_is_shown_to_nobody_before_the_called_card_is_played(seed):
+    """§10.5, §10.8: the call is public, the partner (player_3 holds the card) is not: moving the
+    card to player_2 changes no view of the person (a defender) until it is played, and then the
+    partner shows."""
+    rules, hands, kitty, scripts, called = five_handed_call(seed, holder=3)
+    a, session = views_of(rules, hands, kitty, scripts)
+    assert session.game.deals[0].called_card >= 0 and session.game.deals[0].partner == 3
+    b, _ = views_of(rules, *swapped(hands, kitty, called, next(c for c in hands[2] if c != "JK")), scripts)
+    common = [json.loads(x) for x in same_until_the_person_may_know_more(a, b) if isinstance(x, str)]
+    calls = [v for v in common if v["contract"] and v["contract"]["called"]]
+    assert calls and f"player_1: calls {called}" in calls[-1]["log"]
+    assert all(v["contract"]["called"]["name"] == called for v in calls)
+    assert all((v["contract"] or {}).get("partner") is None and not any(s["called_partner"] or s["partner"] for s in v["seats"])
+               for v in common)
+    shown = [json.loads(x) for x in a if isinstance(x, str)]
+    revealed = [v for v in shown if v["contract"] and v["contract"]["partner"] == 3]
+    assert revealed and revealed[0]["seats"][3]["called_partner"]  # once played, everyone knows
+    assert any("played the called card" in line for line in revealed[-1]["log"])
+
+
+def test_the_holder_of_the_called_card_knows_from_the_call_and_a_seat_call_tells_everyone():
+    rules, hands, kitty, scripts, called = five_handed_call(0, holder=HUMAN)
+    stream, _ = views_of(rules, hands, kitty, scripts)
+    calls = [v for v in (json.loads(x) for x in stream if isinstance(x, str)) if v["contract"] and v["contract"]["called"]]
+    assert calls[0]["contract"]["called"]["name"] == called
+    assert calls[0]["contract"]["partner"] == HUMAN and calls[0]["seats"][1]["partner"]  # the contractor is the person's partner
+    rules = make_rules("five_handed", partner_call="seat")
+    hands, kitty = dealt(rules, 0)
+    stream, _ = views_of(rules, hands, kitty, {1: ["7NT", "PARTNER_3"], 2: ["PASS"], 3: ["PASS"], 4: ["PASS"]})
+    views = [json.loads(x) for x in stream if isinstance(x, str)]
+    after = next(v for v in views if any(line == "player_1: calls PARTNER_3" for line in v["log"]))
+    assert after["contract"]["partner"] == 3 and after["contract"]["called"] is None
+
+
+def test_the_person_makes_the_call_from_the_legal_moves(client):
+    """The contractor calls: the legal moves are the cards not in hand but the joker (§10.5)."""
+    rules = make_rules("five_handed")
+    view = new_game(client, "five_handed", length="deal")
+    game_id = view["id"]
+    while not (view["stopped"] or view["over"]) and view["phase"] != "call":
+        view = wait_turn(client, view)
+        if view["legal"]:
+            view = client.post(f"/api/games/{game_id}/action", json={"action": bid_high(view)}).json()
+    assert view["phase"] == "call" and view["seats"][HUMAN]["contractor"]
+    hand = {c["name"] for c in view["seats"][HUMAN]["hand"]}
+    assert set(view["legal"]) == {card_to_str(c) for c in mask_to_cards(rules.deck)} - hand - {"JK"}
+    call = view["legal"][0]
+    view = client.post(f"/api/games/{game_id}/action", json={"action": call}).json()
+    assert view["contract"]["called"]["name"] == call and "player_0: " + call in view["log"]
+
+
+def test_both_team_mates_sit_out_a_six_handed_misere():
+    """§10.4: player_3's misère: its team-mates player_1 and player_5 sit out, shown to the person."""
+    rules = make_rules("six_handed")
+    hands, kitty = dealt(rules, 1)
+    scripts = {1: ["7S", "PASS"], 2: ["PASS"], 3: ["MISERE"], 4: ["PASS"], 5: ["PASS"]}
+    stream, session = views_of(rules, hands, kitty, scripts)
+    assert session.game.deals[0].contract == parse_action("MISERE", rules)
+    played = [v for v in (json.loads(x) for x in stream if isinstance(x, str)) if v["trick"]]
+    assert played and all(v["contract"]["sitting_out"] == [1, 5] for v in played)
+    assert all([s["seat"] for s in v["seats"] if s["sits_out"]] == [1, 5] for v in played)
+    assert all(p["seat"] not in (1, 5) for v in played for p in v["trick"])
+
+
+@pytest.mark.parametrize(("card", "rank", "suit"), [("Eh", "11", 3), ("Xd", "13", 2), ("Ws", "12", 0), ("2c", "2", 1),
+                                                     ("Th", "10", 3), ("JK", "JK", None)])
+def test_every_rank_is_drawn_as_printed(card, rank, suit):
+    from five_hundred_env.cards import parse_card
+    from training.web.view import card_json
+
+    drawn = card_json(parse_card(card), 4, False)
+    assert (drawn["name"], drawn["rank"], drawn["suit"]) == (card, rank, suit)
 
 
 def test_a_spectator_sees_every_hand_and_a_player_only_their_own(client):
@@ -379,7 +471,8 @@ def test_bad_moves_are_refused_and_change_nothing(client):
     session = client.store.games[game_id]
     before = (view["revision"], list(session.actions))
     own = view["seats"][HUMAN]["hand"][0]["name"]
-    refused(client.post(f"/api/games/{game_id}/action", json={"action": "11H"}), 400, "unknown action")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "14H"}), 400, "unknown action")
+    refused(client.post(f"/api/games/{game_id}/action", json={"action": "11H"}), 400, "Eh is not in the australian deck")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": own}), 400, "is not legal now: it is the auction")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": 7}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={}), 422, "action")

@@ -21,7 +21,7 @@ from typing import Any
 
 from agents.base import Agent
 from agents.registry import agent_factory
-from five_hundred_env.actions import ActionTable, action_to_str, parse_action
+from five_hundred_env.actions import ActionTable, action_card, action_to_str, is_card_action, parse_action
 from five_hundred_env.engine import Deal, Game, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.records import record_of, replay_start
@@ -284,6 +284,8 @@ class GameSession:
             public.auction.append({"seat": seat, "bid": text})
         elif phase == Phase.DISCARD:
             public.discarded += 1
+        if phase == Phase.PLAY and is_card_action(action) and action_card(action) == deal.called_card:
+            self._news(f"{names[seat]} played the called card: the partner of {names[deal.contractor]} (§10.5)")
         if len(deal.tricks) > tricks:
             _leader, _led, cards, winner = deal.tricks[-1]
             card = next(c for s, c in cards if s == winner)

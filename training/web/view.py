@@ -11,30 +11,36 @@ spectator (watch mode, replays) sees every hand: :func:`spectator_view` adds the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from agents.heuristic.view import ViewDecoder, card_tables
+from agents.heuristic.view import TableView, ViewDecoder, card_tables
 from five_hundred_env.actions import ActionTable, action_to_str
-from five_hundred_env.cards import JOKER1, RANKS, card_to_str
+from five_hundred_env.cards import card_suit, card_to_str, is_joker, rank_letter
 from five_hundred_env.engine import EFFECTIVE_SUIT, Deal, Phase
 from five_hundred_env.render import card_groups
 from five_hundred_env.rules import Rules
 
-PHASES = ("bidding", "discard", "nominate", "play", "deal_over")
-"""The phase names of the observation's ``phase`` slice, in its order."""
+PHASES = ("bidding", "discard", "nominate", "play", "deal_over", "call")
+"""The phase names of the observation's ``phase`` slice, in its order (``call``, the five-handed
+partner call, only with five players)."""
+RANK_TEXT = {"T": "10", "E": "11", "W": "12", "X": "13"}
+"""How the page prints the ranks written with a letter for a two-digit number (§1, §10.1)."""
 
 
 def card_json(card: int, ctx: int, two_jokers: bool) -> dict[str, Any]:
-    """A card as the page draws it: its §1 name, rank, printed suit (0-3 S C D H, ``None`` for a
-    joker) and whether it is a trump in the trump context ``ctx`` (framed in gold)."""
+    """A card as the page draws it: its §1 name, rank as printed on the card (``10`` … ``13`` for
+    ``T E W X``), printed suit (0-3 S C D H, ``None`` for a joker) and whether it is a trump in the
+    trump context ``ctx`` (framed in gold)."""
     trump = ctx if ctx < 4 else -1
-    joker = card >= JOKER1
-    return {"name": card_to_str(card, two_jokers),
-            "rank": card_to_str(card, two_jokers) if joker else ("10" if RANKS[card % 11] == "T" else RANKS[card % 11]),
-            "suit": None if joker else card // 11,
+    name = card_to_str(card, two_jokers)
+    joker = is_joker(card)
+    return {"name": name,
+            "rank": name if joker else RANK_TEXT.get(rank_letter(card), rank_letter(card)),
+            "suit": None if joker else card_suit(card),
             "trump": trump >= 0 and EFFECTIVE_SUIT[ctx][card] == trump}
 
 
@@ -77,7 +83,6 @@ class SeatViews:
         offset, (width,) = self.decoder.encoder.layout["to_act"]
         self._to_act = slice(offset, offset + width)
         self._sides = [rules.side_of(s) for s in range(rules.num_players)]
-        self._partners = [rules.partner_of(s) for s in range(rules.num_players)]
         self._two_jokers = rules.two_jokers
 
     def player_view(self, seat: int, vector: np.ndarray, mask: np.ndarray | None, public: PublicTable) -> dict[str, Any]:
@@ -93,7 +98,9 @@ class SeatViews:
         to_act_rows = np.flatnonzero(vector[self._to_act])
         to_act = None if public.over or not len(to_act_rows) else absolute(int(to_act_rows[0]))
         contractor = absolute(v.contractor)
-        sitting_out = absolute(v.sitting_out)
+        sitting_out = [s for s in range(n) if v.out >> ((s - seat) % n) & 1]
+        mates = {absolute(m) for m in v.mates}
+        called_partner = self._called_partner(seat, v, absolute)
         phase = PHASES[v.phase]
         seats = []
         for s in range(n):
@@ -102,15 +109,19 @@ class SeatViews:
             if phase == "discard" and s == contractor:
                 held += rules.kitty_size - public.discarded
             seats.append({"seat": s, "name": public.names[s], "agent": public.agents[s], "side": self._sides[s],
-                          "you": s == seat, "partner": s == self._partners[seat],
+                          "you": s == seat, "partner": s in mates, "called_partner": s == called_partner,
                           "dealer": relative == v.dealer, "to_act": s == to_act, "tricks": v.tricks_won[relative],
-                          "held": held, "sits_out": s == sitting_out,
+                          "held": held, "sits_out": s in sitting_out,
                           "contractor": s == contractor, "hand": None})
         seats[seat]["hand"] = sorted_cards(v.hand, v.ctx, two)
         contract = None
         if contractor is not None:
             contract = {"bid": action_to_str(v.contract, rules), "contractor": contractor, "trump": v.trump,
-                        "nominated": v.joker_suit, "sitting_out": sitting_out}
+                        "nominated": v.joker_suit, "sitting_out": sitting_out,
+                        "called": card_json(v.called, v.ctx, two) if v.called >= 0 else None,
+                        "partner": called_partner,
+                        # the contractor knows its discards: a discard called means playing alone (§10.5)
+                        "alone": v.contractor == 0 and v.called >= 0 and bool(v.discards >> v.called & 1)}
         exposed = None
         if v.exposed:
             exposed = {"seat": contractor, "cards": sorted_cards(v.exposed, v.ctx, two)}
@@ -126,6 +137,16 @@ class SeatViews:
             "legal": legal,
         }
 
+    def _called_partner(self, seat: int, v: TableView, absolute: Callable[[int], int | None]) -> int | None:
+        """The five-handed partner of the deal (§10.5) as ``seat`` knows it from its observation
+        (§10.8): the holder of the called card knows from the call, the others once the card is
+        played (with a seat call, everyone from the call); ``None`` while unknown, and without a call."""
+        if not self.rules.has_partner_call or v.contractor < 0:
+            return None
+        if v.contractor == 0:
+            return absolute(v.mates[0]) if v.mates else None
+        return seat if v.mates else absolute(v.against)
+
     def spectator_view(self, deal: Deal, vector: np.ndarray, observer: int, mask: np.ndarray | None,
                        public: PublicTable) -> dict[str, Any]:
         """The table with every hand face up, the dealt kitty and the discards (watch mode and
@@ -135,6 +156,10 @@ class SeatViews:
         for entry, hand in zip(view["seats"], deal.hands, strict=True):
             entry["hand"] = sorted_cards(hand, deal.ctx, two)
             entry["you"] = entry["partner"] = False
+            entry["called_partner"] = entry["seat"] == deal.partner
+        if view["contract"] is not None:  # every hand shown: the partner of the call is no secret
+            view["contract"].update(partner=deal.partner if deal.partner >= 0 else None,
+                                    alone=deal.called_card >= 0 and deal.partner < 0)
         view.update(seat=None, legal=[], kitty=sorted_cards(deal.kitty, deal.ctx, two),
                     discards=sorted_cards(deal.discards, deal.ctx, two))
         if deal.phase == Phase.NOMINATE:  # the spectator sees the nomination turn as it is

@@ -270,8 +270,24 @@ function bidText(bid) {
 
 function sideLabel(v, side) {
   const seats = v.seats.filter((s) => s.side === side);
-  if (seats.some((s) => s.you)) return seats.length > 1 ? "you & partner" : "you";
+  if (seats.some((s) => s.you)) return seats.length > 2 ? "your team" : seats.length > 1 ? "you & partner" : "you";
   return seats.map((s) => s.name).join(" & ");
+}
+
+// A card's name as printed: Eh is the 11 of hearts, Ws the 12 of spades, Xd the 13 of diamonds (§10.1).
+const RANK_TEXT = { T: "10", E: "11", W: "12", X: "13" };
+function cardText(name) {
+  if (name.startsWith("JK")) return name;
+  const rank = name.slice(0, -1);
+  return (RANK_TEXT[rank] || rank) + SUITS[SUIT_LETTERS.indexOf(name.slice(-1).toUpperCase())];
+}
+
+// The five-handed call as this seat knows it: the card or the seat named, the partner once known.
+function callText(v, c) {
+  let text = c.called ? `, called ${cardText(c.called.name)}` : "";
+  if (c.partner !== null) text += `, partner ${v.seats[c.partner].name}${v.seats[c.partner].you ? " (you)" : ""}`;
+  else if (c.alone) text += " (a discard: you play alone)";
+  return text;
 }
 
 function render(v) {
@@ -286,7 +302,8 @@ function render(v) {
   if (c) {
     contract = `contract ${bidText(c.bid)} by ${v.seats[c.contractor].name}`;
     if (c.nominated >= 0) contract += `, joker nominated ${SUITS[c.nominated]}`;
-    if (c.sitting_out !== null) contract += `, ${v.seats[c.sitting_out].name} sits out`;
+    contract += callText(v, c);
+    if (c.sitting_out.length) contract += `, ${c.sitting_out.map((s) => v.seats[s].name).join(" and ")} sit${c.sitting_out.length > 1 ? "" : "s"} out`;
   }
   $("contract-line").textContent = contract;
   renderSeats(v);
@@ -342,6 +359,7 @@ function renderSeats(v) {
     if (s.dealer) notes.push("dealer");
     if (bids.length) notes.push(`bid ${bidText(bids[bids.length - 1].bid)}`);
     if (s.contractor) notes.push("contractor");
+    if (s.called_partner) notes.push("called partner");
     if (s.sits_out) notes.push("sits out");
     notes.push(`tricks ${s.tricks}`);
     for (const note of notes) {
@@ -423,8 +441,10 @@ function chooseJokerSuit(joker, leads) {
 function renderActions(v) {
   const bids = $("bids");
   const specials = $("specials");
+  const calls = $("calls");
   bids.replaceChildren();
   specials.replaceChildren();
+  calls.replaceChildren();
   const mine = v.mode === "play" && v.legal.length > 0;
   let prompt = "";
   if (v.mode === "play" && !mine && v.to_act !== null) prompt = `${v.seats[v.to_act].name} is thinking…`;
@@ -439,6 +459,10 @@ function renderActions(v) {
     for (const bid of ["PASS", "MISERE", "OPEN_MISERE"]) specials.append(button(bidText(bid), bid, v.legal.includes(bid)));
   } else if (mine && v.phase === "discard") {
     prompt = `You took the kitty: discard ${v.kitty.length - v.discards.length} more card(s)`;
+  } else if (mine && v.phase === "call") {
+    renderCall(v, calls);
+    prompt = v.legal[0].startsWith("PARTNER_") ? "Call a partner: name a seat"
+      : "Call a partner: name a card you do not hold (whoever holds it plays with you; a discard of yours means alone)";
   } else if (mine && v.phase === "nominate") {
     prompt = "Nominate a suit for the joker, or not";
     for (const action of v.legal) {
@@ -450,6 +474,20 @@ function renderActions(v) {
   if (v.over) prompt = "Game over";
   $("prompt").textContent = prompt;
   $("hint").disabled = !mine;
+}
+
+// The call's choices come from the legal moves, as the bids do: a row of cards per suit, or the seats.
+function renderCall(v, box) {
+  const rows = new Map();
+  for (const action of v.legal) {
+    const seat = action.startsWith("PARTNER_") ? Number(action.slice(8)) : null;
+    const key = seat === null ? action.slice(-1).toUpperCase() : "seats";
+    if (!rows.has(key)) rows.set(key, document.createElement("div"));
+    const b = button(seat === null ? cardText(action) : v.seats[seat].name, action);
+    if (seat === null && "dh".includes(action.slice(-1))) b.classList.add("red");
+    rows.get(key).append(b);
+  }
+  box.append(...rows.values());
 }
 
 function renderSide(v) {

@@ -445,13 +445,24 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     source = Path(source)
     data = read_checkpoint(source)
     model = model_from_checkpoint(data, source)
+    return write_policy(model, Rules.from_dict(data["rules"]), out, dtype, note,
+                        {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()})
+
+
+def write_policy(model: ActorCritic, rules: Rules, out: str | Path, dtype: str = "float16", note: str = "",
+                 origin: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write ``out``, the policy file of ``model`` (the format of :func:`export_policy`): ``origin``
+    (``source`` and ``sha256`` of what it was made from; empty for a network made in memory) goes
+    into its provenance. Returns the provenance."""
+    if dtype not in POLICY_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
     parameters = {name for name, _ in model.named_parameters()}
     # Buffers (the input scale) stay float32: they are fixed by the spec, not learned, and small.
-    weights = {name: tensor.to(POLICY_DTYPES[dtype]) if name in parameters else tensor
+    weights = {name: tensor.detach().to(POLICY_DTYPES[dtype]) if name in parameters else tensor
                for name, tensor in model.state_dict().items() if not name.startswith("critic.")}
-    provenance = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+    provenance = {"source": "", "sha256": "", **(origin or {}),
                   "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note)}
-    payload = {"format": POLICY_FORMAT, "rules": data["rules"], "model_spec": data["model_spec"], "model": weights,
+    payload = {"format": POLICY_FORMAT, "rules": rules.to_dict(), "model_spec": model.spec(), "model": weights,
                "provenance": provenance}
     write_atomic(out, lambda f: torch.save(payload, f))
     return provenance

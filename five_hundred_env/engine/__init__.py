@@ -13,11 +13,11 @@ section:
 * §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`,
                         :meth:`Deal._apply_play`
 * §8 scoring ......... :mod:`five_hundred_env.scoring` (:func:`~five_hundred_env.scoring.deal_score`)
-* §9 winning ......... :meth:`Game._end_of_deal`
+* §9 winning ......... :func:`game_winners` (:meth:`Game._end_of_deal`)
 
 The modules: :mod:`.card_order` (§6 tables, :func:`card_actions`), :mod:`.bidding` (§4),
 :mod:`.deal` (:class:`Deal`, :class:`Phase`, :class:`IllegalActionError`, :func:`parse_deal`,
-:func:`deal_to_cards`) and :mod:`.game` (:class:`Game`, :func:`check_scores`).
+:func:`deal_to_cards`) and :mod:`.game` (:class:`Game`, :func:`check_scores`, :func:`game_winners`).
 
 At every decision point ``to_act`` is the seat to move, ``legal_actions()`` the legal universal
 action ids, and ``apply_action(a)`` plays one; an illegal action (or one that is not an integer)
@@ -27,7 +27,7 @@ raises :class:`IllegalActionError` and leaves the state untouched.
 from five_hundred_env.engine.bidding import bid_rank
 from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
 from five_hundred_env.engine.deal import Deal, IllegalActionError, Phase, deal_to_cards, parse_deal
-from five_hundred_env.engine.game import MAX_THROWN_IN_IN_ROW, Game, check_scores
+from five_hundred_env.engine.game import MAX_THROWN_IN_IN_ROW, Game, check_scores, game_winners
 
 __all__ = [
     "EFFECTIVE_SUIT",
@@ -44,5 +44,6 @@ __all__ = [
     "card_actions",
     "check_scores",
     "deal_to_cards",
+    "game_winners",
     "parse_deal",
 ]

@@ -131,30 +131,34 @@ class Game:
     def _end_of_deal(self, deal: Deal) -> None:
         if deal.thrown_in:
             return
-        rules = self.rules
         for side, change in enumerate(deal.score_change or ()):
             self.scores[side] += change
-        scores = self.scores
-        own = rules.side_of(deal.contractor)
-        if rules.win_needs_contract:
-            reached = [own] if deal.contract_made() and scores[own] >= rules.target else []
-        else:
-            reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
-            if len(reached) > 1:
-                reached = [own] if own in reached else _highest(scores, reached)
-        if reached:
-            self.winners = reached
-        elif any(s <= rules.losing_score for s in scores):
-            sides = range(rules.num_sides)
-            if rules.has_partners:  # the other team wins (§9)
-                self.winners = [s for s in sides if scores[s] > rules.losing_score] or _highest(scores, sides)
-            else:  # players alone: the highest score wins
-                self.winners = _highest(scores, sides)
+        self.winners = game_winners(self.rules, self.scores, deal)
         self._over = bool(self.winners)
 
     def winning_seats(self) -> list[int]:
         """The seats of the winning sides (both partners of a winning team)."""
         return [s for s in range(self.rules.num_players) if self.rules.side_of(s) in self.winners]
+
+
+def game_winners(rules: Rules, scores: Sequence[int], deal: Deal) -> list[int]:
+    """§9: the sides that win the game when ``deal`` (over, not thrown in) has just brought the
+    side scores to ``scores``; empty while the game goes on."""
+    own = rules.side_of(deal.contractor)
+    if rules.win_needs_contract:
+        reached = [own] if deal.contract_made() and scores[own] >= rules.target else []
+    else:
+        reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
+        if len(reached) > 1:
+            reached = [own] if own in reached else _highest(scores, reached)
+    if reached:
+        return reached
+    if any(s <= rules.losing_score for s in scores):
+        sides = range(rules.num_sides)
+        if rules.has_partners:  # the other team wins (§9)
+            return [s for s in sides if scores[s] > rules.losing_score] or _highest(scores, sides)
+        return _highest(scores, sides)  # players alone: the highest score wins
+    return []
 
 
 def _highest(scores: Sequence[int], sides: Sequence[int] | range) -> list[int]:

@@ -291,8 +291,9 @@ def test_uniform_starting_scores_show_in_every_observation_of_the_data():
 
 
 def test_the_win_bonus_goes_to_the_side_whose_deal_wins_the_game():
-    """§9: from 490–490 the deal that ends the game gives the winners ``win_bonus`` points on top of
-    the deal's zero-sum result, and the losers as many less; a deal that ends nothing adds nothing."""
+    """RULES.md §9 ("A side wins when it reaches the target (500 ...) by making a contract"): from
+    490–490 the deal that ends the game gives the winners ``win_bonus`` points on top of the deal's
+    zero-sum result, and the losers as many less; a deal that ends nothing adds nothing."""
     heuristic = HeuristicAgent(RULES, seed=0)
     table, encoder = ActionTable(RULES), ObservationEncoder(RULES)
     seen = set()

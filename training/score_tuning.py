@@ -27,6 +27,7 @@ The fix is a distillation over positions of real games (docs/agents.md, "Pretrai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import random
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ import torch
 from torch import nn
 
 from agents.heuristic import HeuristicAgent
-from agents.neural import ActorCritic, load_agent, policy_input, write_policy
+from agents.neural import ActorCritic, load_agent, policy_input, read_checkpoint, write_policy
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Game
 from five_hundred_env.observation import ObservationEncoder, observation_layout
@@ -61,6 +62,13 @@ class Positions:
 
     def __len__(self) -> int:
         return len(self.x)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return dataclasses.asdict(self)
+
+    def subset(self, rows: np.ndarray) -> Positions:
+        """The positions of the rows ``rows`` selects (a boolean mask or indices)."""
+        return Positions(**{name: value[rows] for name, value in self.arrays().items()})
 
 
 def scores_offset(rules: Rules) -> int:
@@ -168,16 +176,29 @@ def agreement(rules: Rules, model: ActorCritic, positions: Positions, targets: n
             "away": float(same[~near].mean()) if (~near).any() else 1.0, "near_share": float(near.mean())}
 
 
-def tune(rules: Rules, model: ActorCritic, games: int, seed: int, margin: int, epochs: int = 4,
-         learning_rate: float = 1e-4, batch_size: int = 512) -> tuple[ActorCritic, dict[str, float]]:
-    """The score-tuned copy of ``model`` and its agreement with the targets on held-out games (a
-    tenth of ``games``)."""
+def cached_positions(rules: Rules, games: int, seed: int, cache: Path | None) -> Positions:
+    """:func:`game_positions`, read from the ``.npz`` file ``cache`` if it holds exactly these
+    (preset, games, seed), else played and written there (``None``: no cache)."""
+    key = f"{rules.to_dict()}|{games}|{seed}"
+    if cache is not None and cache.is_file():
+        with np.load(cache) as saved:
+            if str(saved["key"]) == key:
+                return Positions(**{f: saved[f] for f in saved.files if f != "key"})
     positions = game_positions(rules, games, seed)
+    if cache is not None:
+        np.savez(cache, key=np.array(key), **positions.arrays())
+    return positions
+
+
+def tune(rules: Rules, model: ActorCritic, games: int, seed: int, margin: int, epochs: int = 8,
+         learning_rate: float = 3e-4, batch_size: int = 512, cache: Path | None = None) -> tuple[ActorCritic, dict[str, float]]:
+    """The score-tuned copy of ``model`` and its agreement with the targets on held-out games (a
+    tenth of ``games``); the positions are read from, or written to, ``cache``."""
+    positions = cached_positions(rules, games, seed, cache)
     blind = score_blind(model, rules)
     targets = score_targets(rules, blind, positions, margin)
     held = positions.game >= games - max(1, games // 10)
-    train = Positions(*(getattr(positions, f)[~held] for f in ("x", "mask", "heuristic", "scores", "game")))
-    test = Positions(*(getattr(positions, f)[held] for f in ("x", "mask", "heuristic", "scores", "game")))
+    train, test = positions.subset(~held), positions.subset(held)
     before = agreement(rules, blind, test, targets[held], margin)
     tuned = fit_targets(blind, train, targets[~held], epochs, learning_rate, batch_size, seed)
     after = agreement(rules, tuned, test, targets[held], margin)
@@ -189,19 +210,23 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.score_tuning", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="the checkpoint or policy file of the network to tune")
     parser.add_argument("out", type=Path, help="the policy file to write")
-    parser.add_argument("--games", type=int, default=2000, help="games to 500 whose decisions are the positions")
+    parser.add_argument("--games", type=int, default=300, help="games to 500 whose decisions are the positions")
     parser.add_argument("--margin", type=int, default=200, help="points from the target or losing score that count as the end")
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--positions", type=Path, default=None, help="an .npz file caching the positions")
     args = parser.parse_args(argv)
     source = load_agent(args.source)
     torch.manual_seed(args.seed)
     tuned, stats = tune(source.rules, source.model, args.games, args.seed, args.margin, args.epochs,
-                         args.learning_rate)
+                        args.learning_rate, cache=args.positions)
     print(" ".join(f"{k}={v:.4g}" for k, v in stats.items()))
     note = (f"{args.source.name} score-tuned: python -m training.score_tuning --games {args.games} "
             f"--margin {args.margin} --epochs {args.epochs} --learning-rate {args.learning_rate} --seed {args.seed}")
+    earlier = read_checkpoint(args.source).get("provenance", {}).get("note")
+    if earlier:  # a policy file's own history goes on
+        note += f"; {args.source.name}: {earlier}"
     write_policy(tuned, source.rules, args.out, note=note,
                  origin={"source": args.source.name, "sha256": hashlib.sha256(args.source.read_bytes()).hexdigest()})
 

@@ -445,27 +445,38 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     not at all, never over ``source`` (:func:`five_hundred_env.files.check_output`);
     :func:`read_checkpoint` and :func:`load_agent` read it. A weight too large for ``dtype`` is a
     ``ValueError`` naming the largest (it would be stored as infinity). Returns the provenance."""
-    if dtype not in POLICY_DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
     source = Path(source)
     out = check_output(out, inputs=[source])
     data = read_checkpoint(source)
     model = model_from_checkpoint(data, source)
+    return write_policy(model, Rules.from_dict(data["rules"]), out, dtype, note,
+                        {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()})
+
+
+def write_policy(model: ActorCritic, rules: Rules, out: str | Path, dtype: str = "float16", note: str = "",
+                 origin: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write ``out``, the policy file of ``model`` (the format of :func:`export_policy`): ``origin``
+    (``source`` and ``sha256`` of what it was made from; empty for a network made in memory) goes
+    into its provenance. A weight too large for ``dtype`` is a ``ValueError`` naming the largest.
+    Returns the provenance."""
+    if dtype not in POLICY_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
     parameters = dict(model.named_parameters())
     # Buffers (the input scale) stay float32: they are fixed by the spec, not learned, and small.
-    weights = {name: tensor.to(POLICY_DTYPES[dtype]) if name in parameters else tensor
+    weights = {name: tensor.detach().to(POLICY_DTYPES[dtype]) if name in parameters else tensor
                for name, tensor in model.state_dict().items() if not name.startswith("critic.")}
     stored = {name: weights[name] for name in parameters if name in weights}
     largest_name = max(stored, key=lambda name: float(parameters[name].detach().abs().max()))
     largest = float(parameters[largest_name].detach().abs().max())
     if largest > torch.finfo(POLICY_DTYPES[dtype]).max:
-        raise ValueError(f"{source}: the largest weight, {largest:.6g} (in {largest_name}), does not fit {dtype} "
+        what = (origin or {}).get("source") or "the network"
+        raise ValueError(f"{what}: the largest weight, {largest:.6g} (in {largest_name}), does not fit {dtype} "
                          f"(at most {torch.finfo(POLICY_DTYPES[dtype]).max:.6g}): export with --dtype float32")
     flushed = sum(int(((parameters[name].detach() != 0) & (tensor == 0)).sum()) for name, tensor in stored.items())
-    provenance = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+    provenance = {"source": "", "sha256": "", **(origin or {}),
                   "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
                   "flushed_to_zero": flushed}
-    payload = {"format": POLICY_FORMAT, "rules": data["rules"], "model_spec": data["model_spec"], "model": weights,
+    payload = {"format": POLICY_FORMAT, "rules": rules.to_dict(), "model_spec": model.spec(), "model": weights,
                "provenance": provenance}
     write_atomic(out, lambda f: torch.save(payload, f))
     return provenance

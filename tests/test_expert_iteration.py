@@ -4,6 +4,7 @@ the targets, the fit, a tiny run end to end, exact resume, data independent of t
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -18,12 +19,12 @@ import numpy as np  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import ActorCritic, load_agent, read_checkpoint  # noqa: E402
 from agents.search.values import policy_play_out, world_action_values  # noqa: E402
-from five_hundred_env.actions import PASS  # noqa: E402
-from five_hundred_env.engine import Deal, Phase  # noqa: E402
-from five_hundred_env.observation import observation_layout  # noqa: E402
+from five_hundred_env.actions import PASS, ActionTable  # noqa: E402
+from five_hundred_env.engine import Deal, Game, Phase  # noqa: E402
+from five_hundred_env.observation import ObservationEncoder, observation_layout  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from training.config import ConfigError  # noqa: E402
-from training.exit_data import DECISION_KINDS, ChunkJob, generate, generate_chunk  # noqa: E402
+from training.exit_data import DECISION_KINDS, ChunkJob, game_result, generate, generate_chunk  # noqa: E402
 from training.expert_iteration import FitConfig, build_model, fit, load_exit_config, main  # noqa: E402
 
 torch.set_num_threads(1)
@@ -271,3 +272,41 @@ def test_decisions_of_the_kinds_not_fitted_keep_the_starting_choice():
         assert history[-1]["gain"] > 0.5  # the bids did move
         kept[coef] = history[-1]["kept"]
     assert kept[1.0] > 0.95 and kept[0.0] < 0.5, kept
+
+
+def test_uniform_starting_scores_show_in_every_observation_of_the_data():
+    """``starting_scores: uniform``: each deal's side scores (§9: strictly between the losing score
+    and the target, on a grid of 10) are in the observations of its targets and critic samples;
+    with ``zero`` they are 0, as before."""
+    at, (k,) = observation_layout(RULES)["scores"]
+    job = _fresh_job(11, 3, (1.0, 1.0, 1.0, 0.1))
+    zero = generate_chunk(job)
+    drawn = generate_chunk(dataclasses.replace(job, starting_scores="uniform"))
+    assert not zero["x"][:, at:at + k].any() and not zero["value_x"][:, at:at + k].any()
+    for rows in (drawn["x"], drawn["value_x"]):
+        scores = rows[:, at:at + k].astype(int) * 10
+        assert scores.any(axis=1).all()
+        assert ((scores > RULES.losing_score) & (scores < RULES.target)).all()
+    assert len(np.unique(drawn["value_x"][:, at:at + k], axis=0)) > 1  # drawn again for each deal
+
+
+def test_the_win_bonus_goes_to_the_side_whose_deal_wins_the_game():
+    """RULES.md §9 ("A side wins when it reaches the target (500 ...) by making a contract"): from
+    490–490 the deal that ends the game gives the winners ``win_bonus`` points on top of the deal's
+    zero-sum result, and the losers as many less; a deal that ends nothing adds nothing."""
+    heuristic = HeuristicAgent(RULES, seed=0)
+    table, encoder = ActionTable(RULES), ObservationEncoder(RULES)
+    seen = set()
+    for seed in range(12):
+        scores = [490, 490] if seed % 2 else [0, 0]
+        game = Game(RULES, seed=seed, scores=scores)
+        deal = game.deal
+        while game.deal is deal and not game.is_over:
+            game.apply_action(table.universal[heuristic.act(encoder.encode_turn(deal, table, game.scores))])
+        result = game_result(RULES, scores, 100.0)
+        for side in (0, 1):
+            extra = result(deal, side) - deal.zero_sum_result(side)
+            expected = 0.0 if not game.is_over else (100.0 if side in game.winners else -100.0)
+            assert extra == expected
+        seen.add(game.is_over)
+    assert seen == {True, False}

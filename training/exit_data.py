@@ -22,6 +22,12 @@ The playouts of bids, discards and nominations see the real deal: their results 
 observations only (common random numbers: every candidate meets the same hidden cards, so their
 differences are low-variance samples of the advantage).
 
+With ``starting_scores="uniform"`` every deal starts from side scores drawn over the game's range
+(``training.selfplay.draw_starting_scores``, as PPO's), which its observations and those of its
+playouts show, so the network learns to play at the scores a game to 500 reaches; with
+``win_bonus`` the results (targets and the critic's returns) also count the deal's effect on the
+game: the side whose deal wins the game gains ``win_bonus`` points, zero-sum (:func:`game_result`).
+
 With ``base="heuristic"`` the heuristic plays the deals and the playouts: one step of policy
 iteration over the heuristic, whatever the network. :func:`heuristic_rollouts` makes those data
 for the PPO warm start ``pretrain.rollouts`` (card plays rolled out on the real deal too).
@@ -44,15 +50,16 @@ import torch
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
-from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
+from agents.search.values import Result, bid_candidates, pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal
+from five_hundred_env.engine import Deal, game_winners
 from five_hundred_env.files import write_atomic
 from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet
 from training.distributed import LOCAL, Backend, run_jobs
 from training.improvement_config import RolloutsConfig
+from training.selfplay import draw_starting_scores
 
 _KIND_OF_PHASE = {phase: DECISION_KINDS.index(kind) for phase, kind in KIND_OF_PHASE.items()}
 """``kind`` in the data: the index of the decision's kind in ``DECISION_KINDS``."""
@@ -82,6 +89,10 @@ class ChunkJob:
     play_targets: str = "pimc"
     """``pimc``: card-play targets over sampled worlds; ``rollout``: one playout per legal card on
     the real deal."""
+    starting_scores: str = "zero"
+    """``zero``, or ``uniform``: each deal's game scores drawn by ``draw_starting_scores``."""
+    win_bonus: float = 0.0
+    """Points a result gains when the deal wins the game (:func:`game_result`)."""
 
 
 @contextlib.contextmanager
@@ -109,14 +120,26 @@ class _Chunk:
         self.model = model.eval()
         self.agent = NeuralAgent(job.rules, 0, model=self.model, greedy=True)
         self.heuristic = HeuristicAgent(job.rules, 0) if job.base == "heuristic" else None
-        self.play_out = policy_play_out(job.rules, self.heuristic.act if self.heuristic else self.agent.act)
         self.central = self.model.critic_extra > 0
         self.rng = random.Random(job.seed)
+        # A generator of its own for the scores: with zero scores the deals are those of before.
+        self.score_rng = np.random.default_rng(job.seed) if job.starting_scores == "uniform" else None
+        self.start_deal(None)
         self.targets: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "candidates", "advantages", "kind", "action")}
         self.values: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "extra", "returns")}
 
+    def start_deal(self, scores: list[int] | None) -> None:
+        """The game scores of the next deal: its observations, its playouts' and its results see them."""
+        self.scores = scores
+        self.play_out = policy_play_out(self.rules, self.heuristic.act if self.heuristic else self.agent.act, scores)
+        self.result = game_result(self.rules, scores, self.job.win_bonus) if scores and self.job.win_bonus else None
+
     def observe(self, deal: Deal) -> dict[str, np.ndarray]:
-        return self.encoder.encode_turn(deal, self.table)
+        return self.encoder.encode_turn(deal, self.table, self.scores)
+
+    def value_of(self, deal: Deal, side: int) -> float:
+        """A finished deal's worth to ``side``: its zero-sum result, or :func:`game_result`'s."""
+        return deal.zero_sum_result(side) if self.result is None else self.result(deal, side)
 
     def greedy(self, x: np.ndarray, mask: np.ndarray) -> int:
         """The network's greedy compact action for a policy input (what ``self.agent`` plays)."""
@@ -125,6 +148,8 @@ class _Chunk:
         return int(torch.argmax(logits))
 
     def play_deal(self) -> None:
+        if self.score_rng is not None:
+            self.start_deal(draw_starting_scores(self.rules, self.score_rng))
         deal = Deal.new(self.rules, self.rng, dealer=self.rng.randrange(self.rules.num_players))
         value_rows: list[tuple[int, int]] = []  # (row, side) waiting for the deal's result
         while not deal.is_over:
@@ -145,17 +170,17 @@ class _Chunk:
                 self.add_target(deal, kind, legal, action, x, obs["action_mask"])
             deal.apply_action(action)
         for row, side in value_rows:
-            self.values["returns"][row] = deal.zero_sum_result(side) / RESULT_SCALE
+            self.values["returns"][row] = self.value_of(deal, side) / RESULT_SCALE
 
     def add_target(self, deal: Deal, kind: int, legal: list[int], action: int, x: np.ndarray, mask: np.ndarray) -> None:
         """Score the candidates of one decision and keep their advantages over ``action``."""
         seat = deal.to_act
         if DECISION_KINDS[kind] == "play" and self.job.play_targets == "pimc":
             values = pimc_action_values(InfoSet.from_deal(deal, seat), legal, self.job.worlds, self.rng,
-                                        self.play_out, self.job.solver_tricks)
+                                        self.play_out, self.job.solver_tricks, self.result)
         else:
             candidates = bid_candidates(legal, action) if DECISION_KINDS[kind] == "bid" else legal
-            values = world_action_values(deal, candidates, self.rules.side_of(seat), self.play_out)
+            values = world_action_values(deal, candidates, self.rules.side_of(seat), self.play_out, result=self.result)
         n = len(self.table)
         cand = np.zeros(n, dtype=np.int8)
         adv = np.zeros(n, dtype=np.float32)
@@ -183,6 +208,25 @@ class _Chunk:
         out["chunk"] = np.full(len(out["kind"]), self.job.seed, dtype=np.int64)
         out["value_chunk"] = np.full(len(out["returns"]), self.job.seed, dtype=np.int64)
         return out
+
+
+def game_result(rules: Rules, scores: Sequence[int], win_bonus: float) -> Result:
+    """A finished deal's worth to a side when it started from the side ``scores``: its zero-sum
+    result, plus, if it ends the game (§9, ``game_winners``), ``win_bonus`` points to each winning
+    side made zero-sum like the points (a side's bonus less the mean of the others')."""
+    k = rules.num_sides
+
+    def result(deal: Deal, side: int) -> float:
+        value = deal.zero_sum_result(side)
+        if deal.thrown_in:
+            return value
+        winners = game_winners(rules, [s + c for s, c in zip(scores, deal.score_change or (), strict=True)], deal)
+        if winners:
+            bonus = [win_bonus if s in winners else 0.0 for s in range(k)]
+            value += bonus[side] - (sum(bonus) - bonus[side]) / (k - 1)
+        return value
+
+    return result
 
 
 def _stack(rows: list[np.ndarray], shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -260,12 +304,14 @@ def heuristic_rollouts(rules: Rules, model: ActorCritic, cfg: RolloutsConfig, se
     sizes = chunk_sizes(cfg.deals, cfg.chunk_deals)
     if len(seeds) != len(sizes):
         raise ValueError(f"{len(sizes)} chunks of deals need as many seeds, got {len(seeds)}")
-    settings = cfg.model_dump(mode="json", include={"deals", "chunk_deals", "sample", "value_rate"})
+    settings = cfg.model_dump(mode="json", include={"deals", "chunk_deals", "sample", "value_rate", "starting_scores",
+                                                     "win_bonus"})
     key = json.dumps({"rules": rules.to_dict(), "rollouts": settings, "seeds": seeds, "model_spec": model.spec()},
                      sort_keys=True)
     weights = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
     jobs = [ChunkJob(rules, seed, deals, model.spec(), weights, cfg.sample.rates(), cfg.value_rate, worlds=1,
-                     solver_tricks=0, base="heuristic", play_targets="rollout")
+                     solver_tricks=0, base="heuristic", play_targets="rollout", starting_scores=cfg.starting_scores,
+                     win_bonus=cfg.win_bonus)
             for seed, deals in zip(seeds, sizes, strict=True)]
     return generate_cached(jobs, cfg.workers, cfg.chunk_timeout, cache, key, "rollouts", progress, backend)
 

@@ -69,7 +69,7 @@ from training.exit_data import (
     target_stats,
     targets_of_kinds,
 )
-from training.improvement_config import FitConfig, SampleConfig
+from training.improvement_config import FitConfig, GameScoresConfig, SampleConfig
 from training.policy_evaluation import evaluate_policy, score_ci
 from training.runlog import RunLog
 from training.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
@@ -84,7 +84,7 @@ ITERATION_STEP = 1000
 Log = Callable[[str], None]
 
 
-class GenerationConfig(Section):
+class GenerationConfig(GameScoresConfig):
     """How each iteration's data are made (``training.exit_data``)."""
 
     deals: int = Field(300, gt=0, le=MAX_DEALS, description="deals played per iteration")
@@ -162,9 +162,11 @@ def load_exit_config(path: str | Path, overrides: Iterable[str] = ()) -> ExitCon
 def build_model(config: ExitConfig, rules: Rules) -> ActorCritic:
     """The config's network, fresh (seeded by torch's global generator)."""
     nc = config.network
-    return ActorCritic(ObservationEncoder(rules).size, len(ActionTable(rules)), nc.hidden_sizes, nc.activation,
+    encoder = ObservationEncoder(rules)
+    return ActorCritic(encoder.size, len(ActionTable(rules)), nc.hidden_sizes, nc.activation,
                        critic_extra=central_size(rules.num_players) if nc.critic == "central" else 0,
-                       num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight)
+                       num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
+                       scores_at=encoder.layout["scores"][0])
 
 
 def _payload(model: ActorCritic, rules: Rules, config: ExitConfig, iteration: int, time_s: float) -> dict[str, Any]:
@@ -336,7 +338,7 @@ def _jobs(config: ExitConfig, rules: Rules, model: ActorCritic, seeds: list[int]
     g = config.generation
     weights = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
     return [ChunkJob(rules, seed, deals, model.spec(), weights, g.sample.rates(), g.value_rate, g.worlds, g.solver_tricks,
-                     g.base, g.play_targets)
+                     g.base, g.play_targets, g.starting_scores, g.win_bonus)
             for seed, deals in zip(seeds, chunk_sizes(g.deals, g.chunk_deals), strict=True)]
 
 

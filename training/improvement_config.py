@@ -47,7 +47,19 @@ class FitConfig(Section):
                                                               "the kinds not fitted on the starting network's choice")
 
 
-class RolloutsConfig(Section):
+class GameScoresConfig(Section):
+    """The game scores the data's deals start from, and what winning the game is worth in their targets."""
+
+    starting_scores: Literal["zero", "uniform"] = Field(
+        "zero", description="the side scores each deal starts from: 'zero', or 'uniform': drawn on a grid of 10 "
+                            "strictly between the losing score and the target (as PPO's env.starting_scores), shown "
+                            "in every observation of the deal and of its playouts")
+    win_bonus: float = Field(0.0, ge=0, le=10_000, description="points a result gains when its deal wins the game "
+                                                               "for the side (the other sides share the loss, zero-sum); "
+                                                               "0: the deal's points only")
+
+
+class RolloutsConfig(GameScoresConfig):
     """One-step rollout improvement over the heuristic of every sampled decision (``training.exit_data``
     with ``base="heuristic"``, ``play_targets="rollout"``), fitted by ``fit`` (0 deals: none)."""
 

@@ -12,7 +12,7 @@ averages those values over worlds sampled uniformly from a seat's information se
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,9 @@ Policy = Callable[[dict[str, np.ndarray]], int]
 
 PlayOut = Callable[[Deal], None]
 """Plays a deal to its end, in place."""
+
+Result = Callable[[Deal, int], float]
+"""What a finished deal is worth to a side (default: ``Deal.zero_sum_result``, in points)."""
 
 
 class HeuristicBatchPlayOut:
@@ -77,26 +80,31 @@ def zero_sum(change: list[int], side: int) -> float:
     return float(change[side] - (sum(change) - change[side]) / (k - 1))
 
 
-def policy_play_out(rules: Rules, policy: Policy) -> PlayOut:
+def policy_play_out(rules: Rules, policy: Policy, scores: Sequence[int] | None = None) -> PlayOut:
     """A :data:`PlayOut` with ``policy`` in every seat, acting on that seat's own encoded
-    observation and mask (the environment's vectors), so it never reads hidden cards."""
+    observation and mask (the environment's vectors), so it never reads hidden cards; the
+    observations show the game's side ``scores`` (none: zero)."""
     table = ActionTable(rules)
     encoder = ObservationEncoder(rules)
 
     def play_out(deal: Deal) -> None:
         while not deal.is_over:
-            deal.apply_action(table.universal[policy(encoder.encode_turn(deal, table))])
+            deal.apply_action(table.universal[policy(encoder.encode_turn(deal, table, scores))])
 
     return play_out
 
 
 def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut | HeuristicBatchPlayOut,
-                        solver_tricks: int = 0) -> dict[int, float]:
+                        solver_tricks: int = 0, result: Result | None = None) -> dict[int, float]:
     """Each of ``actions`` (universal ids, legal in ``deal``) scored as ``side``'s zero-sum result
-    (``Deal.zero_sum_result``, in points) once the deal is played out after it; in the card play
-    with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal action).
-    A :class:`HeuristicBatchPlayOut` plays every action's deal out in one batch."""
+    (``Deal.zero_sum_result``, in points, or ``result``) once the deal is played out after it; in
+    the card play with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal
+    action; the solver counts the deal's points only, whatever ``result``). A
+    :class:`HeuristicBatchPlayOut` plays every action's deal out in one batch (points only: it
+    takes no ``result``)."""
     if isinstance(play_out, HeuristicBatchPlayOut):
+        if result is not None:
+            raise ValueError("batched playouts score the deal's points only: pass result=None or a scalar play-out")
         return worlds_action_values([deal], actions, side, play_out, solver_tricks)[0]
     solved = _solved_values(deal, actions, side, solver_tricks)
     if solved is not None:
@@ -106,7 +114,7 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
         trial = deal.clone()
         trial.apply_action(action)
         play_out(trial)
-        out[action] = trial.zero_sum_result(side)
+        out[action] = trial.zero_sum_result(side) if result is None else result(trial, side)
     return out
 
 
@@ -137,9 +145,9 @@ def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int
 
 
 def pimc_action_values(info: InfoSet, legal: list[int], worlds: int, rng: random.Random, play_out: PlayOut,
-                       solver_tricks: int = 0) -> dict[int, float]:
+                       solver_tricks: int = 0, result: Result | None = None) -> dict[int, float]:
     """The mean over ``worlds`` worlds drawn uniformly from ``info`` of
-    :func:`world_action_values` for the legal actions ``legal``. A world whose legal actions are
+    :func:`world_action_values` (with ``result``) for the legal actions ``legal``. A world whose legal actions are
     not ``legal`` means the information set was built wrongly: a ``ValueError``."""
     sampler = WorldSampler(info)
     side = info.rules.side_of(info.seat)
@@ -148,7 +156,7 @@ def pimc_action_values(info: InfoSet, legal: list[int], worlds: int, rng: random
         world = sampler.sample(rng)
         if sorted(world.legal_actions()) != sorted(legal):
             raise ValueError(f"a sampled world allows {sorted(world.legal_actions())}, the seat {sorted(legal)}")
-        for action, value in world_action_values(world, legal, side, play_out, solver_tricks).items():
+        for action, value in world_action_values(world, legal, side, play_out, solver_tricks, result).items():
             totals[action] += value
     return {a: total / worlds for a, total in totals.items()}
 

@@ -135,32 +135,36 @@ class Game:
     def _end_of_deal(self, deal: Deal) -> None:
         if deal.thrown_in:
             return
-        rules = self.rules
         for side, change in enumerate(deal.score_change or ()):
             self.scores[side] += change
-        scores = self.scores
-        # The contracting team's sides: the contractor's, and a five-handed partner's (§10.7).
-        team = sorted({rules.side_of(seat) for seat in deal.contracting_seats()})
-        if rules.win_needs_contract:
-            reached = [s for s in team if scores[s] >= rules.target] if deal.contract_made() else []
-        else:
-            reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
-            if len(reached) > 1:
-                reached = [s for s in reached if s in team] or _highest(scores, reached)
-        if reached:
-            self.winners = reached
-        elif any(s <= rules.losing_score for s in scores):
-            sides = range(rules.num_sides)
-            others = [s for s in sides if scores[s] > rules.losing_score]
-            if rules.has_partners:  # the other team wins (§9, §10.7)
-                self.winners = others or _highest(scores, sides)
-            else:  # players alone: the highest score among the others wins (§10.7, §10.9)
-                self.winners = _highest(scores, others or sides)
+        self.winners = game_winners(self.rules, self.scores, deal)
         self._over = bool(self.winners)
 
     def winning_seats(self) -> list[int]:
         """The seats of the winning sides (both partners of a winning team)."""
         return [s for s in range(self.rules.num_players) if self.rules.side_of(s) in self.winners]
+
+
+def game_winners(rules: Rules, scores: Sequence[int], deal: Deal) -> list[int]:
+    """§9 (and §10.7): the sides that win the game when ``deal`` (over, not thrown in) has just
+    brought the side scores to ``scores``; empty while the game goes on."""
+    # The contracting team's sides: the contractor's, and a five-handed partner's (§10.7).
+    team = sorted({rules.side_of(seat) for seat in deal.contracting_seats()})
+    if rules.win_needs_contract:
+        reached = [s for s in team if scores[s] >= rules.target] if deal.contract_made() else []
+    else:
+        reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
+        if len(reached) > 1:
+            reached = [s for s in reached if s in team] or _highest(scores, reached)
+    if reached:
+        return reached
+    if any(s <= rules.losing_score for s in scores):
+        sides = range(rules.num_sides)
+        others = [s for s in sides if scores[s] > rules.losing_score]
+        if rules.has_partners:  # the other team wins (§9, §10.7)
+            return others or _highest(scores, sides)
+        return _highest(scores, others or sides)  # players alone: the highest score among the others (§10.7, §10.9)
+    return []
 
 
 def _highest(scores: Sequence[int], sides: Sequence[int] | range) -> list[int]:

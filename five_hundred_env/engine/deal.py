@@ -27,9 +27,9 @@ from five_hundred_env.actions import (
 from five_hundred_env.cards import JOKER1, JOKER2, JOKERS_MASK, card_to_str, mask_to_cards
 from five_hundred_env.engine.bidding import legal_bids, next_bidder
 from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
-from five_hundred_env.engine.explicit import parse_deal
+from five_hundred_env.engine.explicit import deal_rules, parse_deal
 from five_hundred_env.engine.phase import IllegalActionError, Phase, action_id
-from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.rules import Rules
 from five_hundred_env.scoring import contract_made, deal_score
 
 # Plain-int phases for the hot paths (IntEnum members compare equal to these).
@@ -142,14 +142,10 @@ class Deal:
         return cls(rules, hands, sum(bits[dealt:dealt + rules.kitty_size]), dealer)
 
     @classmethod
-    def from_cards(
-        cls, rules: Rules | str, hands: Sequence[Sequence[str]], kitty: Sequence[str], dealer: int = 0
-    ) -> Deal:
+    def from_cards(cls, rules: Rules | str, hands: Sequence[Sequence[str]], kitty: Sequence[str], dealer: int = 0) -> Deal:
         """An explicit deal from card names under ``rules`` (a :class:`Rules` or a preset name);
         wrong counts, duplicates and foreign cards are errors."""
-        rules = make_rules(rules) if isinstance(rules, str) else rules
-        if not isinstance(rules, Rules):
-            raise ValueError(f"rules must be a Rules object or a preset name, got {type(rules).__name__}")
+        rules = deal_rules(rules)
         hand_masks, kitty_mask = parse_deal(rules, hands, kitty, dealer)
         return cls(rules, hand_masks, kitty_mask, dealer)
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from five_hundred_env.cards import card_to_str, mask_to_cards, parse_card
-from five_hundred_env.rules import Rules
+from five_hundred_env.rules import Rules, make_rules
+
+
+def deal_rules(rules: Rules | str) -> Rules:
+    """The rules of an explicit deal: a :class:`Rules`, or a preset name (``ValueError`` otherwise)."""
+    rules = make_rules(rules) if isinstance(rules, str) else rules
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a Rules object or a preset name, got {type(rules).__name__}")
+    return rules
 
 
 def parse_deal(

@@ -4,8 +4,9 @@
 action's features (its one-hot over the preset's compact action ids) go, concatenated, into an
 MLP whose output is the expected return of playing that action. Concatenating then applying the
 first layer is the sum of two first-layer parts, one per input, so the observation's part is
-computed once per decision and added to each legal action's row (:meth:`QNetwork.legal_q`): a
-decision costs one observation row plus a few hidden rows per legal action.
+computed once per decision (over its non-zero entries only) and added to each legal action's row
+(:meth:`QNetwork.legal_q`): a decision costs one sparse observation row plus a few hidden rows
+per legal action.
 
 Checkpoints written by ``training.dmc`` carry the format :data:`DMC_FORMAT`;
 :func:`load_checkpoint_agent` (what ``agents.make_agent(path)`` calls for a checkpoint) plays
@@ -49,8 +50,14 @@ class QNetwork(nn.Module):
         self.register_buffer("input_scale", scale)
         act = dict(zip(ACTIVATIONS, (nn.ReLU, nn.Tanh), strict=True))[activation]
         first = hidden_sizes[0]
-        self.obs_in = nn.Linear(obs_size, first)  # the first layer's observation columns (with the bias)
+        # The first layer's observation columns, summed over the observation's non-zero entries
+        # (about 60 of 1399): the observation is sparse, and a dense product would cost most of a decision.
+        self.obs_in = nn.EmbeddingBag(obs_size, first, mode="sum")
         self.action_in = nn.Embedding(num_actions, first)  # its one-hot action columns
+        self.bias = nn.Parameter(torch.zeros(first))
+        bound = (obs_size + num_actions) ** -0.5  # nn.Linear's initialisation, over the concatenated input
+        for table in (self.obs_in.weight, self.action_in.weight, self.bias):
+            nn.init.uniform_(table, -bound, bound)
         layers: list[nn.Module] = [act()]
         for a, b in itertools.pairwise(hidden_sizes):
             layers += [nn.Linear(a, b), act()]
@@ -62,7 +69,11 @@ class QNetwork(nn.Module):
 
     def q(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """``Q(obs[rows[i]], actions[i])`` for every pair ``i``: ``obs`` ``[B, D]``, ``rows`` and ``actions`` ``[N]``."""
-        features = self.obs_in(obs.float() * self.input_scale)
+        games, columns = torch.nonzero(obs, as_tuple=True)
+        values = obs[games, columns].float() * self.input_scale[columns]
+        offsets = torch.zeros(len(obs), dtype=torch.int64)
+        offsets[1:] = torch.bincount(games, minlength=len(obs)).cumsum(0)[:-1]
+        features = self.obs_in(columns, offsets, per_sample_weights=values) + self.bias
         return self.body(features[rows] + self.action_in(actions)).squeeze(-1)
 
     def legal_q(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

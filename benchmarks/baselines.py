@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import tempfile
 import time
@@ -121,6 +122,24 @@ class MaskablePPORun:
 
 RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun}
 
+NOTES = [
+    "## What these runs are, and what is not here",
+    "",
+    "- **ppo**: `training.ppo` with the default config but `network.advice: none`, `num_envs: 32`, `num_steps: 64`,",
+    "  no learning-rate annealing and no warm start (self-play, a snapshot pool, random and heuristic opponents).",
+    "- **dmc**: `training.dmc` with `configs/dmc_australian.yaml`'s settings (docs/dmc.md), the preset changed.",
+    "- **maskable_ppo**: sb3-contrib's `MaskablePPO` (`MlpPolicy`, its defaults) on",
+    "  `gymnasium.make(\"FiveHundred-v1\", team=0, opponents=heuristic)`: one side against heuristic opponents.",
+    "- The budget is this process's CPU time spent training (one torch thread); the evaluations are not counted.",
+    "  Learner steps are the decisions each algorithm trained on (for MaskablePPO, its environment steps).",
+    "- **Not run here**: RLlib's PPO (the adapter exists: docs/integrations-rl.md; a Ray cluster in the same",
+    "  CPU budget was not set up), and the `pimc` reference row (seconds per decision: too slow for this setting).",
+    "- This is the **short setting** (minutes per run, one seed): its figures say where each algorithm stands",
+    "  after a few CPU-minutes, not where it ends. The full run of the issue (2 seeds, an hour-scale budget, two",
+    "  presets) is the same command with larger `--minutes` and `--seeds 2`; it has not been run.",
+    "",
+]
+
 
 def evaluate(spec: str, preset: str, deals: int, seed: int) -> dict[str, list[float]]:
     """``spec``'s duplicate score per deal against each opponent: [mean, ci low, ci high]."""
@@ -200,7 +219,7 @@ def write_report(results: list[dict[str, Any]], references: list[dict[str, Any]]
             if ref["preset"] == preset:
                 scores = f"{ref['random'][0]:+.0f} | {ref['heuristic'][0]:+.0f}"
                 lines.append(f"| *{ref['agent']}* (reference) | {preset} | {scores} | – | – |")
-    lines += ["", "Plots: " + ", ".join(f"[{p}](baselines_{p}.png)" for p in args.presets) + ".", ""]
+    lines += ["", "Plots: " + ", ".join(f"[{p}](baselines_{p}.png)" for p in args.presets) + ".", "", *NOTES]
     out.write_text("\n".join(lines) + "\n")
     plot(results, args.presets, out.parent)
 
@@ -236,7 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-deals", type=int, default=200)
     parser.add_argument("--out", default="docs/baselines.md")
     parser.add_argument("--json", default=None, help="default: --out with .json")
+    parser.add_argument("--from-json", default=None, help="write --out again from a run's JSON (no training)")
     args = parser.parse_args(argv)
+    if args.from_json:
+        data = json.loads(Path(args.from_json).read_text())
+        ran = parser.parse_args(shlex.split(data["command"])[2:])
+        ran.out = args.out
+        write_report(data["runs"], data["references"], ran, data["command"], data["wall_s"])
+        return 0
     import torch
 
     torch.set_num_threads(1)

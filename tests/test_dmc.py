@@ -17,7 +17,7 @@ import yaml
 
 from agents.dmc import DMCAgent
 from agents.registry import make_agent
-from training.config import ConfigError, config_algorithm, config_from_dict
+from training.config import ConfigError, config_algorithm, config_from_dict, load_config
 from training.dmc import Decisions, DmcConfig, build_q_network, evaluate, train_dmc
 from training.warmstart import score_ci
 
@@ -105,4 +105,6 @@ def test_the_train_command_picks_dmc_by_train_algorithm(tmp_path: Path) -> None:
     assert config_algorithm(path, ["train.algorithm=ppo"]) == "ppo"
     path.write_text("seed: 3\n")
     assert config_algorithm(path) == "ppo"
-    assert config_algorithm(Path("configs/dmc_australian.yaml")) == "dmc"
+    shipped = Path(__file__).parent.parent / "configs" / "dmc_australian.yaml"
+    assert config_algorithm(shipped) == "dmc"
+    assert load_config(shipped, model=DmcConfig).logging.run_name == "dmc_australian"

@@ -92,6 +92,7 @@ def test_the_train_command_runs_dmc_and_its_checkpoint_plays_through_make_agent(
     ({"env": {"reward": "win"}}, "needs episode: game"),
     ({"env": {"reward": "zero_sum", "win_shaping": 0.5}}, "win_shaping"),
     ({"train": {"algorithm": "dmc", "clip_coef": 0.2}}, "clip_coef"),
+    ({"env": {"episode": "game", "reward": "win"}, "train": {"epsilon_end": 0}}, "epsilon"),
 ])
 def test_bad_dmc_configs_are_refused_naming_the_key(settings: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

@@ -147,6 +147,14 @@ class DmcConfig(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
 
+    @model_validator(mode="after")
+    def _games_end(self) -> DmcConfig:
+        # The batched engine does not truncate games: greedy play that never bids would never end one.
+        if self.env.episode == "game" and min(self.train.epsilon_start, self.train.epsilon_end) <= 0:
+            raise ValueError("env.episode: game needs train.epsilon_start and epsilon_end above 0 (a game only ends "
+                             "once contracts are played, and greedy self-play may never bid)")
+        return self
+
     def to_rules(self) -> Rules:
         return self.rules.to_rules()
 

@@ -182,7 +182,10 @@ def _neural(what: str) -> ModuleType:
 
 def _checkpoint_builder(path: Path) -> BuildAgent:
     def build(rules: Rules, seed: int | None) -> Agent:
-        return _neural(f"the checkpoint {str(path)!r}").load_agent(str(path), rules=rules, seed=seed)
+        _neural(f"the checkpoint {str(path)!r}")  # torch is there, or a clear error
+        from agents.dmc import load_checkpoint_agent  # a DMC checkpoint, or the neural agents'
+
+        return load_checkpoint_agent(str(path), rules=rules, seed=seed)
 
     return build
 

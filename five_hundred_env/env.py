@@ -35,7 +35,9 @@ step ``None``). Acting resets the actor's cumulative reward to 0. ``reward``:
   divided by ``reward_scale`` (default 100);
 * ``"score"``: the side's own score change ÷ ``reward_scale``;
 * ``"win"`` (``"game"`` episodes only): 0 per deal, +1 to the winners and −1 to the others at
-  the end of the game.
+  the end of the game. ``win_shaping`` (default 0) adds a shaping by the deal's result: each
+  deal also gives ``win_shaping`` × the ``"zero_sum"`` reward, so a game's rewards sum to its
+  outcome (±1) plus ``win_shaping`` × the sum of its deals' zero-sum rewards.
 
 A thrown-in deal gives 0. A ``"game"`` episode is truncated after ``max_deals`` deals, or
 after :data:`~five_hundred_env.engine.MAX_THROWN_IN_IN_ROW` (20) thrown-in deals in a row, so
@@ -115,7 +117,8 @@ class raw_env(AECEnv):
     Keyword arguments: ``rules`` (a preset name or a :class:`Rules`; default ``australian``),
     any rule option of docs/rules.md §2 as an override, ``episode`` (``"deal"`` or ``"game"``),
     ``render_mode`` (``None``, ``"ansi"``, ``"human"``, ``"rgb_array"``), ``reward``,
-    ``reward_scale``, ``illegal_action`` (``"raise"`` or ``"terminate"``), ``illegal_reward``,
+    ``reward_scale``, ``win_shaping`` (``reward="win"`` only), ``illegal_action`` (``"raise"`` or
+    ``"terminate"``), ``illegal_reward``,
     ``max_deals`` (truncate a ``"game"`` episode after that many deals; default: no limit but 20
     thrown-in deals in a row) and ``observation_dtype`` (``"int8"`` or ``"float32"``: the
     observation vector's and the state's dtype; the action mask stays ``int8``).
@@ -133,6 +136,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         reward: str = "zero_sum",
         reward_scale: float = 100.0,
+        win_shaping: float = 0.0,
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
         max_deals: int | None = None,
@@ -154,6 +158,8 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array'; got {render_mode!r}")
         if not _is_finite_number(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        if not _is_finite_number(win_shaping) or (win_shaping != 0 and reward != "win"):
+            raise ValueError(f"win_shaping must be a finite number, and non-zero only with reward='win'; got {win_shaping!r}")
         if not _is_finite_number(illegal_reward):
             raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         if max_deals is not None and (not isinstance(max_deals, (int, np.integer)) or isinstance(max_deals, bool)
@@ -163,6 +169,7 @@ class raw_env(AECEnv):
         self.render_mode = render_mode
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
+        self.win_shaping = float(win_shaping)
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.max_deals = None if max_deals is None else int(max_deals)
@@ -400,7 +407,7 @@ class raw_env(AECEnv):
         for seat, agent in enumerate(self.possible_agents):
             side = rules.side_of(seat)
             if self.reward_mode == "win":
-                r = 0.0
+                r = self.win_shaping * deal.zero_sum_result(side) / self.reward_scale
             elif self.reward_mode == "score":
                 r = change[side] / self.reward_scale
             else:
@@ -412,7 +419,7 @@ class raw_env(AECEnv):
             self.winners = [a for i, a in enumerate(self.possible_agents) if i in winning]
             if self.reward_mode == "win":
                 for i, a in enumerate(self.possible_agents):
-                    self.rewards[a] = 1.0 if i in winning else -1.0
+                    self.rewards[a] += 1.0 if i in winning else -1.0
         truncated = not over and game.dealing_stopped  # max_deals, or too many thrown-in deals in a row
         if over or truncated:
             self._end_episode(truncated)

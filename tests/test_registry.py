@@ -96,14 +96,14 @@ def test_a_factory_that_returns_no_agent_is_refused(registered):
 
 def test_a_checkpoint_path_is_registered_and_labelled_by_its_name(registered, tmp_path, monkeypatch):
     loaded = []
-    fake = types.ModuleType("agents.neural")
+    fake = types.ModuleType("agents.dmc")  # what loads any checkpoint (a DMC one, or agents.neural's)
 
-    def load_agent(path, rules=None, seed=None):
+    def load_checkpoint_agent(path, rules=None, seed=None):
         loaded.append(path)
         return RandomAgent(rules, seed)
 
-    fake.load_agent = load_agent
-    monkeypatch.setitem(sys.modules, "agents.neural", fake)
+    fake.load_checkpoint_agent = load_checkpoint_agent
+    monkeypatch.setitem(sys.modules, "agents.dmc", fake)
     ckpt = tmp_path / "final.pt"
     ckpt.write_bytes(b"weights")
     register_agent("champion", str(ckpt))

@@ -19,14 +19,15 @@ def load_aec_deal(batch: BatchEngine, game: int, aec: five_hundred_env.raw_env) 
 
 
 def play_differential(rules: Rules, episode: str, num_games: int, steps: int, seed: int,
-                      start_scores: list[int] | None = None) -> int:
+                      start_scores: list[int] | None = None, reward: str = "zero_sum", win_shaping: float = 0.0) -> int:
     """Play ``steps`` batched steps, asserting at every step that each game's acting seat, mask,
     observation, the observation of another seat, the global state (oriented to seat 0, and to that
     other seat: ``env.state(agent)``) equal the AEC env's, and at
     each deal end its rewards and scores. Returns the number of deals finished (so callers can check that deals did end)."""
     rng = np.random.default_rng(seed)
-    batch = BatchEngine(rules, num_games, episode=episode, seed=seed)
-    envs = [five_hundred_env.env(rules=rules, episode=episode) for _ in range(num_games)]
+    batch = BatchEngine(rules, num_games, episode=episode, reward=reward, win_shaping=win_shaping, seed=seed)
+    envs = [five_hundred_env.env(rules=rules, episode=episode, reward=reward, win_shaping=win_shaping)
+            for _ in range(num_games)]
     options = {"scores": start_scores} if start_scores else None
     for b, aec in enumerate(envs):
         aec.reset(seed=seed * 1000 + b, options=options)
@@ -61,8 +62,8 @@ def play_differential(rules: Rules, episode: str, num_games: int, steps: int, se
             deals += 1
             game = aec.game
             deal = game.deal if episode == "deal" or game.is_over else game.deals[-2]  # the deal just finished
-            expected = [aec.rewards[a] for a in aec.possible_agents]
-            np.testing.assert_allclose(step.rewards[b], expected, rtol=1e-6, atol=1e-6, err_msg=f"rewards of game {b}")
+            expected = np.array([aec.rewards[a] for a in aec.possible_agents], dtype=np.float32)
+            assert step.rewards[b].tobytes() == expected.tobytes(), f"rewards of game {b}: {step.rewards[b]} != {expected}"
             assert batch.score_change[b, :rules.num_sides].tolist() == deal.score_change, f"score change of game {b}"
             assert bool(step.episode_done[b]) == (not aec.agents or all(aec.terminations.values()))
             assert batch.last_deal[b, 3] == sum(1 << side for side in game.winners), f"winners of game {b}"

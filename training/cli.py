@@ -168,8 +168,8 @@ def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> 
 
 
 def _train(args: argparse.Namespace) -> int:
-    """Train an agent by PPO self-play from a YAML config (training.ppo)."""
-    from training.config import load_config  # torch is imported only by the commands that need it
+    """Train an agent from a YAML config: PPO self-play (training.ppo), or DMC (training.dmc) with train.algorithm: dmc."""
+    from training.config import config_algorithm, load_config  # torch is imported only by the commands that need it
     from training.ppo import train
     from training.runs import TrainingFault
 
@@ -181,9 +181,14 @@ def _train(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
     overrides = [a for a in words if not a.startswith("-")] + _distributed_overrides(args, values)
-    config = load_config(args.config, overrides)
+    if config_algorithm(args.config, overrides) == "dmc":  # Deep Monte-Carlo: its own config model and loop
+        from training.dmc import DmcConfig, train_dmc
+
+        config, run = load_config(args.config, overrides, model=DmcConfig), train_dmc
+    else:
+        config, run = load_config(args.config, overrides), train
     try:
-        train(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
+        run(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
     except KeyboardInterrupt as e:  # train() has said in which phase, and whether --resume picks up
         message, status = _interruption(e)
         print(f"five-hundred: {message}", file=sys.stderr)

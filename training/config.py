@@ -313,6 +313,22 @@ def load_config(path: str | Path, overrides: Iterable[str] = (), model: type[Con
     return config_from_dict(data, source=str(path), overrides=overrides, model=model)
 
 
+def config_algorithm(path: str | Path, overrides: Iterable[str] = ()) -> str:
+    """The ``train.algorithm`` a config file names (an override's first): which trainer and config
+    model take it; ``"ppo"`` when it names none or cannot be read (:func:`load_config` then says why)."""
+    for text in reversed(list(overrides)):
+        key, value = parse_override(text)
+        if key == "train.algorithm":
+            return str(value)
+    path = Path(path)
+    try:
+        data = parse_yaml(path.read_text()) if path.is_file() and path.stat().st_size <= MAX_CONFIG_BYTES else None
+    except (OSError, UnicodeDecodeError, YamlError):
+        return "ppo"
+    train = data.get("train") if isinstance(data, dict) else None
+    return str(train.get("algorithm", "ppo")) if isinstance(train, dict) else "ppo"
+
+
 def config_from_dict(data: dict[str, Any], source: str = "<config>", overrides: Iterable[str] = (),
                      model: type[ConfigModel] = Config) -> ConfigModel:
     """Validate plain data as a config (of ``model``); errors name ``source``, the key and, where

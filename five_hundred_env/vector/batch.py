@@ -40,7 +40,7 @@ from five_hundred_env.vector._layout import (
 )
 
 EPISODE_MODES = ("deal", "game")
-REWARD_MODES = ("zero_sum", "score")
+REWARD_MODES = ("zero_sum", "score", "win")
 NO_ROWS_INT8 = np.zeros((0, 0), dtype=np.int8)
 
 
@@ -134,7 +134,9 @@ class BatchEngine:
     ``episode="deal"``: every deal is an episode (a random dealer each time, the starting scores
     shown); ``"game"``: games to the target of §9, the deal passing to the left. Rewards are each
     seat's side's result when a deal ends: ``"zero_sum"`` (``Deal.zero_sum_result``) or
-    ``"score"`` (the side's score change), divided by ``reward_scale`` — as the AEC environment.
+    ``"score"`` (the side's score change), divided by ``reward_scale``, or with ``"game"`` episodes
+    ``"win"`` (+1 to the winners of a game and −1 to the others when it ends, plus ``win_shaping``
+    × the ``"zero_sum"`` reward of every deal) — as the AEC environment.
     ``observations=False`` skips writing observations in :meth:`step` (masks only, faster).
     """
 
@@ -146,6 +148,7 @@ class BatchEngine:
         episode: str = "deal",
         reward: str = "zero_sum",
         reward_scale: float = 100.0,
+        win_shaping: float = 0.0,
         seed: int | None = None,
         observations: bool = True,
         **options: Any,
@@ -164,6 +167,11 @@ class BatchEngine:
         if (not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or not math.isfinite(reward_scale)
                 or reward_scale <= 0):
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        if reward == "win" and episode != "game":
+            raise ValueError("reward='win' needs episode='game' (a deal has no winner)")
+        if (not isinstance(win_shaping, (int, float)) or isinstance(win_shaping, bool) or not math.isfinite(win_shaping)
+                or (win_shaping != 0 and reward != "win")):
+            raise ValueError(f"win_shaping must be a finite number, and non-zero only with reward='win'; got {win_shaping!r}")
         rules = self.rules
         self.num_games = num_games
         self.episode = episode
@@ -176,6 +184,8 @@ class BatchEngine:
         self._opts = rule_options(rules, episode == "game")
         self._reward_mode = _step.ZERO_SUM if reward == "zero_sum" else _step.SCORE
         self._scale = float(reward_scale)
+        self._win_shaping = float(win_shaping) if reward == "win" else None
+        self._side_of_seat = np.array([rules.side_of(s) for s in range(rules.num_players)], dtype=np.int64)
         self._universal, self._word_bit, self._word_kind, self._compact_of_word = action_word_tables(self.actions)
         self._offsets = obs_offsets(self.encoder)
         self._cards = np.zeros(64, dtype=np.int64)
@@ -310,7 +320,24 @@ class BatchEngine:
                          self._offsets, self._reward_mode, self._scale, self.seat, self.masks, self._obs_out,
                          self.rewards, self.score_change, self.last_deal, self.deal_done, self.episode_done, final_observer,
                          final_obs, self._cards)
+        if self._win_shaping is not None:
+            self._credit_wins()
         return self._result()
+
+    def _credit_wins(self) -> None:
+        """``reward="win"``: the rewards of the deals that ended, in the AEC environment's arithmetic
+        (float64, then float32): ``win_shaping`` × the zero-sum result ÷ ``reward_scale``, plus ±1
+        to every seat of a game that ended with the deal (the kernels credit ``"zero_sum"``, replaced here)."""
+        ended = np.flatnonzero(self.deal_done)
+        if ended.size == 0:
+            return
+        sides = self.rules.num_sides
+        change = self.score_change[ended, :sides]
+        zero_sum = change - (change.sum(axis=1, keepdims=True) - change) / (sides - 1)  # Deal.zero_sum_result
+        shaped = self._win_shaping * zero_sum[:, self._side_of_seat] / self._scale
+        winners = self.last_deal[ended, 3:4]
+        won = (winners >> self._side_of_seat) & 1
+        self.rewards[ended] = shaped + np.where(winners == 0, 0.0, 2.0 * won - 1.0)
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         actions = np.asarray(actions)

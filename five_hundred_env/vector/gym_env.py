@@ -53,7 +53,7 @@ class SingleAgentVectorEnv(VectorEnv):
     environment's rewards), ``terminated [B]``, ``truncated [B]`` (always False) and ``info``
     with ``action_mask [B, A]`` int8 (also :meth:`action_masks`, as sb3-contrib asks), ``seat
     [B]``, and ``final_obs``/``_final_obs`` for the games whose episode ended. ``episode``,
-    ``reward``, ``reward_scale`` and rule options are those of :class:`BatchEngine`.
+    ``reward`` (``"win"`` included), ``reward_scale``, ``win_shaping`` and rule options are those of :class:`BatchEngine`.
     """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012 (gymnasium's convention)
@@ -68,11 +68,13 @@ class SingleAgentVectorEnv(VectorEnv):
         episode: str = "deal",
         reward: str = "zero_sum",
         reward_scale: float = 100.0,
+        win_shaping: float = 0.0,
         seed: int | None = None,
         **options: Any,
     ) -> None:
         self.engine = engine = BatchEngine(rules, num_envs, episode=episode, reward=reward,
-                                           reward_scale=reward_scale, seed=seed, **options)
+                                           reward_scale=reward_scale, win_shaping=win_shaping, seed=seed,
+                                           **options)
         rules_obj = engine.rules
         seats = sorted({int(s) for s in learner_seats})
         if not seats or any(not 0 <= s < rules_obj.num_players for s in seats):

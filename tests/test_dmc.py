@@ -1,0 +1,111 @@
+"""Deep Monte-Carlo (training.dmc, agents.dmc): Monte-Carlo returns per seat, a tiny run that
+completes, resumes and beats its random start, its checkpoint played through make_agent, the
+config's checks and the train command's dispatch."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("torch")
+import torch
+import yaml
+
+from agents.dmc import DMCAgent
+from agents.registry import make_agent
+from training.config import ConfigError, config_algorithm, config_from_dict, load_config
+from training.dmc import Decisions, DmcConfig, build_q_network, evaluate, train_dmc
+from training.warmstart import score_ci
+
+
+def test_each_decision_gets_its_seats_rewards_from_then_to_its_episodes_end() -> None:
+    decisions = Decisions(num_games=2, obs_size=3)
+    obs = np.zeros((2, 3), dtype=np.int8)
+    decisions.add(obs, np.array([5, 6]), np.array([0, 1]))
+    decisions.add(obs, np.array([7, 8]), np.array([1, 2]))
+    rewards = np.array([[1.0, -1.0, 1.0, -1.0], [0.5, -0.5, 0.5, -0.5]], dtype=np.float32)
+    # a deal of game 0 ends, its game goes on (a "game" episode); game 1 is untouched
+    decisions.credit(rewards, np.array([True, False]), np.array([False, False]))
+    decisions.add(obs, np.array([9, 10]), np.array([2, 3]))
+    decisions.credit(rewards, np.array([True, True]), np.array([True, False]))  # game 0's episode ends
+    batch = decisions.take_finished()
+    # game 0: seat 0 (action 5) got +1 twice, seat 1 (action 7) -1 twice, seat 2 (action 9, after the first deal) +1 once
+    assert dict(zip(batch["actions"].tolist(), batch["returns"].tolist(), strict=True)) == {5: 2.0, 7: -2.0, 9: 1.0}
+    # game 1's decisions stay open, with their returns so far, renumbered
+    assert decisions.size == 3 and decisions.open[0] == []
+    assert decisions.actions[decisions.open[1]].tolist() == [6, 8, 10]
+    assert decisions.returns[decisions.open[1]].tolist() == [-0.5, 0.5, -0.5]
+
+
+def tiny_config(tmp_path: Path, **train: object) -> DmcConfig:
+    return config_from_dict({
+        "train": {"algorithm": "dmc", "total_steps": 16000, "num_envs": 32, "batch_size": 2000, "minibatch_size": 500,
+                  "epsilon_decay_steps": 10000, **train},
+        "network": {"hidden_sizes": [64]},
+        "evaluation": {"interval": 0, "final_deals": 100, "opponents": ["random"]},
+        "logging": {"dir": str(tmp_path), "run_name": "dmc", "tensorboard": False, "progress": False},
+        "checkpoint": {"interval": 4000},
+    }, model=DmcConfig)
+
+
+def test_a_tiny_run_completes_resumes_and_beats_its_random_start_against_random(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path)
+    stopped = train_dmc(config, stop_after_updates=3, log=lambda _: None)
+    assert 6000 <= stopped.global_step < 16000 and stopped.final_checkpoint.name == "latest.pt"
+    result = train_dmc(config, resume=True, log=lambda _: None)
+    assert result.global_step >= 16000
+    rows = list(csv.DictReader((result.run_dir / "progress.csv").open()))
+    steps = [int(r["global_step"]) for r in rows if r["kind"] == "dmc"]
+    assert steps == sorted(steps) and len(steps) == len(set(steps)) >= 8  # the resumed log goes on, no step twice
+    trained = score_ci(evaluate(make_agent(str(result.final_checkpoint), "australian").model, config.to_rules(),
+                                "random", 100, 12345))
+    torch.manual_seed(config.seed)
+    start = score_ci(evaluate(build_q_network(config, config.to_rules()), config.to_rules(), "random", 100, 12345))
+    assert trained[1] > start[2], f"trained {trained} is not above its random start {start}"
+    assert result.evaluations["random"]["score_diff_per_deal"]["mean"] == pytest.approx(trained[0])
+
+
+def test_the_train_command_runs_dmc_and_its_checkpoint_plays_through_make_agent(tmp_path: Path) -> None:
+    from training.cli import main
+
+    path = tmp_path / "tiny_dmc.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(tmp_path, total_steps=2000).to_dict()))
+    assert main(["train", str(path), "evaluation.final_deals=10"]) == 0
+    final = tmp_path / "dmc" / "final.pt"
+    agent = make_agent(str(final), "australian", seed=0)
+    assert isinstance(agent, DMCAgent)
+    import five_hundred_env
+
+    env = five_hundred_env.env()
+    env.reset(seed=1)
+    view = env.observe(env.agent_selection)
+    assert view["action_mask"][agent.act(view)] == 1
+    with pytest.raises(ValueError, match="preset"):
+        make_agent(str(final), "italian_3p")
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"env": {"reward": "win"}}, "needs episode: game"),
+    ({"env": {"reward": "zero_sum", "win_shaping": 0.5}}, "win_shaping"),
+    ({"train": {"algorithm": "dmc", "clip_coef": 0.2}}, "clip_coef"),
+    ({"env": {"episode": "game", "reward": "win"}, "train": {"epsilon_end": 0}}, "epsilon"),
+])
+def test_bad_dmc_configs_are_refused_naming_the_key(settings: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict(settings, model=DmcConfig)
+
+
+def test_the_train_command_picks_dmc_by_train_algorithm(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text("train:\n  algorithm: dmc\n")
+    assert config_algorithm(path) == "dmc"
+    assert config_algorithm(path, ["train.algorithm=ppo"]) == "ppo"
+    path.write_text("seed: 3\n")
+    assert config_algorithm(path) == "ppo"
+    shipped = Path(__file__).parent.parent / "configs" / "dmc_australian.yaml"
+    assert config_algorithm(shipped) == "dmc"
+    assert load_config(shipped, model=DmcConfig).logging.run_name == "dmc_australian"

@@ -1,0 +1,476 @@
+"""Deep Monte-Carlo (DMC) self-play for Five Hundred, as DouZero trains: Q(o, a), Monte-Carlo returns, ε-greedy.
+
+``five-hundred train CONFIG.yaml [key.sub=value ...] [--resume]`` runs :func:`train_dmc` when the
+config says ``train.algorithm: dmc`` (``configs/dmc_australian.yaml``); every setting comes from
+the config (:class:`DmcConfig`, validated as the PPO configs are: ``training.config``).
+
+Collection
+    One :class:`five_hundred_env.vector.BatchEngine` of ``train.num_envs`` games; every seat of
+    every game is the current network (self-play, one network for all seats: the observation is
+    the seat's own view). Each step, each game's acting seat plays the legal action of highest
+    Q-value, or with probability ε (``epsilon_start`` decaying linearly to ``epsilon_end`` over
+    ``epsilon_decay_steps`` learner steps) a uniformly random legal one (drawn inside the engine).
+
+Monte-Carlo returns
+    A decision's target is its seat's return from that decision to the end of its episode,
+    undiscounted: the sum of the rewards its seat is credited with afterwards (``env.reward``:
+    the deal's zero-sum result, or with ``env.episode: game`` and ``reward: win`` the game's ±1,
+    optionally shaped by the deals' results: docs/vector.md). No bootstrapping: a decision enters
+    training once its episode has ended.
+
+The update
+    Every ``train.batch_size`` finished decisions: one pass of Adam over them in minibatches of
+    ``train.minibatch_size``, on the mean squared error between Q(o, a) and the return (each
+    decision trained on once, as in DouZero), gradients clipped to ``max_grad_norm``. A
+    non-finite loss, gradient or weight stops training before anything non-finite is written.
+
+Runs
+    The run folder, ``latest.pt``/``step_N.pt`` and ``--resume``/``--overwrite`` are
+    :mod:`training.runs`'; the log rows (``kind: dmc``) go through :class:`training.runlog.RunLog`;
+    the greedy network is evaluated in duplicate against ``evaluation.opponents`` every
+    ``evaluation.interval`` learner steps and at the end (``final_eval`` rows, ``final_eval.json``),
+    as the PPO runs are. ``final.pt`` plays through ``agents.make_agent(path)``
+    (:class:`agents.dmc.DMCAgent`). A resumed run restores the network, the optimiser, the
+    generators and the counters; the games in progress at the checkpoint are dealt again from a
+    seed of the run's seed and update count (their open decisions are not kept).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import yaml
+from pydantic import Field, model_validator
+from torch import nn
+
+from agents.dmc import DMC_FORMAT, DMCAgent, QNetwork
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules
+from five_hundred_env.vector import BatchEngine
+from training.config import CheckpointConfig, ConfigError, LoggingConfig, RulesConfig, Section
+from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
+from training.runlog import RunLog
+from training.runs import (
+    CONFIG,
+    NonFiniteError,
+    RunFolder,
+    non_finite_tensors,
+    open_run,
+    restore_rng_states,
+    rng_states,
+    save_checkpoint_file,
+    write_checkpoint,
+)
+from training.threads import limit_threads
+
+Log = Callable[[str], None]
+
+
+# -- the config ------------------------------------------------------------------------------------
+
+class DmcEnvConfig(Section):
+    """What a decision's return counts (``BatchEngine``'s ``episode``, ``reward``, ``reward_scale``, ``win_shaping``)."""
+
+    episode: Literal["deal", "game"] = "deal"
+    reward: Literal["zero_sum", "score", "win"] = "zero_sum"
+    reward_scale: float = Field(100.0, gt=0, le=1e6)
+    win_shaping: float = Field(0.0, ge=0, le=100, description="reward: win only: each deal also gives this × its zero-sum reward")
+
+    @model_validator(mode="after")
+    def _win_needs_games(self) -> DmcEnvConfig:
+        if self.reward == "win" and self.episode != "game":
+            raise ValueError("reward: win needs episode: game (a deal has no winner)")
+        if self.win_shaping and self.reward != "win":
+            raise ValueError("win_shaping shapes reward: win; it must be 0 with other rewards")
+        return self
+
+
+class DmcTrainConfig(Section):
+    """DMC's hyper-parameters. Learner steps count the decisions trained on."""
+
+    algorithm: Literal["dmc"] = "dmc"
+    total_steps: int = Field(1_000_000, ge=0, le=MAX_STEPS, description="learner steps (decisions trained on)")
+    num_envs: int = Field(64, gt=0, le=4096, description="games of the batched engine stepped together")
+    batch_size: int = Field(4096, gt=0, le=2**22, description="finished decisions per update")
+    minibatch_size: int = Field(512, gt=0, le=2**20)
+    learning_rate: float = Field(1e-3, gt=0, le=1)
+    adam_eps: float = Field(1e-5, gt=0, le=1)
+    max_grad_norm: float = Field(40.0, gt=0)
+    epsilon_start: float = Field(0.2, ge=0, le=1, description="exploration rate at the start")
+    epsilon_end: float = Field(0.01, ge=0, le=1, description="exploration rate after epsilon_decay_steps")
+    epsilon_decay_steps: int = Field(500_000, ge=1, le=MAX_STEPS)
+
+
+class DmcNetworkConfig(Section):
+    """The Q-network (:class:`agents.dmc.QNetwork`): an MLP over the observation and the action's one-hot."""
+
+    hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1, max_length=8)
+    activation: Literal["relu", "tanh"] = "relu"
+
+    @model_validator(mode="after")
+    def _sizes(self) -> DmcNetworkConfig:
+        if not all(0 < s <= 4096 for s in self.hidden_sizes):
+            raise ValueError(f"every hidden size must be in 1..4096, got {self.hidden_sizes}")
+        return self
+
+
+class DmcEvaluationConfig(Section):
+    """Duplicate evaluation of the greedy network (``training.evaluate.duplicate_match``)."""
+
+    interval: int = Field(250_000, ge=0, le=MAX_STEPS, description="learner steps between evaluations; 0 = final only")
+    deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
+    final_deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate deals of the final evaluation; 0 = none")
+    seed: int = Field(12345, ge=0, le=MAX_SEED)
+    opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
+
+
+class DmcConfig(Section):
+    """A whole DMC run (``train.algorithm: dmc``); ``logging`` and ``checkpoint`` are the PPO runs'."""
+
+    seed: int = Field(1, ge=0, le=MAX_SEED)
+    deterministic: bool = True
+    torch_threads: TorchThreads = 1
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+    env: DmcEnvConfig = Field(default_factory=DmcEnvConfig)
+    train: DmcTrainConfig = Field(default_factory=DmcTrainConfig)
+    network: DmcNetworkConfig = Field(default_factory=DmcNetworkConfig)
+    evaluation: DmcEvaluationConfig = Field(default_factory=DmcEvaluationConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+
+    @model_validator(mode="after")
+    def _games_end(self) -> DmcConfig:
+        # The batched engine does not truncate games: greedy play that never bids would never end one.
+        if self.env.episode == "game" and min(self.train.epsilon_start, self.train.epsilon_end) <= 0:
+            raise ValueError("env.episode: game needs train.epsilon_start and epsilon_end above 0 (a game only ends "
+                             "once contracts are played, and greedy self-play may never bid)")
+        return self
+
+    def to_rules(self) -> Rules:
+        return self.rules.to_rules()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+# -- collection: ε-greedy self-play on the batched engine, Monte-Carlo returns -----------------------
+
+class Decisions:
+    """The decisions collected: each one's observation, action and seat, the return its seat has
+    been credited since (``returns``), and which are *open* (their episode goes on) per game."""
+
+    def __init__(self, num_games: int, obs_size: int) -> None:
+        self.obs = np.zeros((1024, obs_size), dtype=np.int8)
+        self.actions = np.zeros(1024, dtype=np.int64)
+        self.seats = np.zeros(1024, dtype=np.int64)
+        self.returns = np.zeros(1024, dtype=np.float64)
+        self.size = 0
+        self.open: list[list[int]] = [[] for _ in range(num_games)]
+        self.finished: list[int] = []
+
+    def add(self, obs: np.ndarray, actions: np.ndarray, seats: np.ndarray) -> None:
+        """One decision per game (its episode's decisions stay open until it ends)."""
+        n = len(actions)
+        if self.size + n > len(self.actions):
+            self._grow(2 * (self.size + n))
+        rows = slice(self.size, self.size + n)
+        self.obs[rows], self.actions[rows], self.seats[rows], self.returns[rows] = obs, actions, seats, 0.0
+        for b in range(n):
+            self.open[b].append(self.size + b)
+        self.size += n
+
+    def credit(self, rewards: np.ndarray, deal_done: np.ndarray, episode_done: np.ndarray) -> None:
+        """Add each seat's reward of a deal that ended to that seat's open decisions of the game;
+        close the decisions of episodes that ended (they are ready to train on)."""
+        for b in np.flatnonzero(deal_done):
+            rows = np.array(self.open[b], dtype=np.int64)
+            self.returns[rows] += rewards[b, self.seats[rows]]
+            if episode_done[b]:
+                self.finished.extend(self.open[b])
+                self.open[b] = []
+
+    def take_finished(self) -> dict[str, np.ndarray]:
+        """The finished decisions (removed), keeping the open ones (renumbered)."""
+        done = np.array(self.finished, dtype=np.int64)
+        batch = {"obs": self.obs[done], "actions": self.actions[done], "returns": self.returns[done].astype(np.float32),
+                 "seats": self.seats[done]}
+        keep = np.array([i for rows in self.open for i in rows], dtype=np.int64)
+        renumber = np.full(self.size, -1, dtype=np.int64)
+        renumber[keep] = np.arange(len(keep))
+        for name in ("obs", "actions", "seats", "returns"):
+            array = getattr(self, name)
+            array[:len(keep)] = array[keep]
+        self.size = len(keep)
+        self.open = [renumber[rows].tolist() for rows in self.open]
+        self.finished = []
+        return batch
+
+    def _grow(self, capacity: int) -> None:
+        for name in ("obs", "actions", "seats", "returns"):
+            old = getattr(self, name)
+            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            new[:self.size] = old[:self.size]
+            setattr(self, name, new)
+
+
+def epsilon(tc: DmcTrainConfig, step: int) -> float:
+    """The exploration rate after ``step`` learner steps (linear decay, then constant)."""
+    frac = min(step / tc.epsilon_decay_steps, 1.0)
+    return tc.epsilon_start + frac * (tc.epsilon_end - tc.epsilon_start)
+
+
+class SelfPlay:
+    """ε-greedy self-play of the current network in every seat of a batched engine's games."""
+
+    def __init__(self, config: DmcConfig, rules: Rules, model: QNetwork, rng: np.random.Generator, seed: int) -> None:
+        e = config.env
+        self.engine = BatchEngine(rules, config.train.num_envs, episode=e.episode, reward=e.reward,
+                                  reward_scale=e.reward_scale, win_shaping=e.win_shaping, seed=seed)
+        self.model, self.rng = model, rng
+        self.decisions = Decisions(config.train.num_envs, self.engine.obs_size)
+        self.deals = 0
+        self.steps = 0
+
+    def step(self, eps: float) -> None:
+        """One decision in every game."""
+        engine = self.engine
+        with torch.inference_mode():
+            greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(engine.masks)).numpy()
+        actions = np.where(self.rng.random(engine.num_games) < eps, engine.sample_actions(), greedy)
+        self.decisions.add(engine.obs, actions, engine.seat)
+        result = engine.step(actions)
+        self.decisions.credit(result.rewards, result.deal_done, result.episode_done)
+        self.deals += int(result.deal_done.sum())
+        self.steps += engine.num_games
+
+    def collect(self, batch_size: int, eps: float) -> dict[str, np.ndarray]:
+        """Play until ``batch_size`` decisions of ended episodes are ready; returns them."""
+        while len(self.decisions.finished) < batch_size:
+            self.step(eps)
+        return self.decisions.take_finished()
+
+
+# -- the update ------------------------------------------------------------------------------------
+
+def dmc_update(model: QNetwork, optimizer: torch.optim.Optimizer, batch: dict[str, np.ndarray], tc: DmcTrainConfig,
+               rng: np.random.Generator) -> dict[str, float]:
+    """One pass over the batch: MSE between Q(o, a) and the Monte-Carlo return, in minibatches."""
+    n = len(batch["actions"])
+    order = rng.permutation(n)
+    losses = []
+    for start in range(0, n, tc.minibatch_size):
+        mb = order[start:start + tc.minibatch_size]
+        obs = torch.from_numpy(batch["obs"][mb])
+        q = model.q(obs, torch.arange(len(mb)), torch.from_numpy(batch["actions"][mb]))
+        loss = nn.functional.mse_loss(q, torch.from_numpy(batch["returns"][mb]))
+        if not torch.isfinite(loss):
+            raise NonFiniteError(f"the loss became {loss.item()}")
+        optimizer.zero_grad()
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), tc.max_grad_norm)
+        if not torch.isfinite(norm):
+            raise NonFiniteError(f"the gradients became non-finite (norm {norm.item()})")
+        optimizer.step()
+        losses.append(loss.item())
+    bad = non_finite_tensors(model.state_dict())
+    if bad:
+        raise NonFiniteError(f"the weights {', '.join(bad[:3])} became non-finite in the update")
+    return {"value_loss": float(np.mean(losses)), "return_learner": float(batch["returns"].mean()), "batch_size": float(n)}
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+@dataclass
+class DmcState:
+    """What a checkpoint restores: the network, the optimiser, the generators and the counters."""
+
+    model: QNetwork
+    optimizer: torch.optim.Optimizer
+    rng: np.random.Generator
+    global_step: int = 0
+    env_steps: int = 0
+    deals: int = 0
+    updates: int = 0
+    time_before: float = 0.0
+    start: float = field(default_factory=time.time)
+
+    def elapsed(self) -> float:
+        return self.time_before + time.time() - self.start
+
+    def payload(self, rules: Rules, config: DmcConfig, whole: bool = True) -> dict[str, Any]:
+        """``latest.pt``/``step_N.pt`` (``whole``) or ``final.pt`` (the network to play, and where it came from)."""
+        data = {"format": DMC_FORMAT, "kind": "dmc", "rules": rules.to_dict(), "model_spec": self.model.spec(),
+                "model": self.model.state_dict(), "config": config.to_dict(),
+                "counters": {"global_step": self.global_step, "env_steps": self.env_steps, "deals": self.deals,
+                             "updates": self.updates, "time_s": self.elapsed()}}
+        if whole:
+            data.update(optimizer=self.optimizer.state_dict(), rng=rng_states(self.rng))
+        return data
+
+
+@dataclass
+class DmcResult:
+    """What :func:`train_dmc` returns."""
+
+    run_dir: Path
+    global_step: int
+    final_checkpoint: Path
+    evaluations: dict[str, Any]
+    steps_per_s: float
+
+
+def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
+    """The config's Q-network, fresh (seeded by torch's global generator)."""
+    encoder = ObservationEncoder(rules)
+    return QNetwork(encoder.size, len(ActionTable(rules)), config.network.hidden_sizes, config.network.activation,
+                    scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides)
+
+
+def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
+    try:
+        data = torch.load(run.latest, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged file
+        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({type(e).__name__}: {e})") from None
+    if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:
+        raise ConfigError(f"--resume: {run.latest} is not a DMC training checkpoint (a PPO run's, or a final.pt?)")
+    saved, now = data["config"], config.to_dict()
+    for section in ("rules", "network"):
+        if saved.get(section) != now[section]:
+            raise ConfigError(f"cannot resume {run.latest}: its {section} section differs from this config's "
+                              f"({saved.get(section)} vs {now[section]})")
+    state.model.load_state_dict(data["model"])
+    state.optimizer.load_state_dict(data["optimizer"])
+    restore_rng_states(data["rng"], state.rng)
+    c = data["counters"]
+    state.global_step, state.env_steps, state.deals, state.updates = c["global_step"], c["env_steps"], c["deals"], c["updates"]
+    state.time_before = float(c["time_s"])
+    run.last_checkpoint = f"the last good checkpoint is {run.latest} (step {state.global_step})"
+    log(f"resumed {run.run_dir} at step {state.global_step} (update {state.updates})")
+
+
+def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc") -> Any:
+    """A duplicate match of the greedy network (team A) against an agent spec (team B)."""
+    from agents.registry import make_agent
+    from training.evaluate import duplicate_match
+    from training.runs import preserved_rng
+
+    with preserved_rng():
+        agent = DMCAgent(rules, seed, model=model)
+        agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
+        report = duplicate_match(rules, agent, make_agent(opponent, rules, seed + 1), deals, seed=seed)
+    model.train()
+    return report
+
+
+def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, label: str = "dmc") -> dict[str, Any]:
+    from training.warmstart import score_ci
+
+    row: dict[str, Any] = {}
+    for opponent in config.evaluation.opponents:
+        report = evaluate(model, rules, opponent, deals, config.evaluation.seed, label)
+        m, lo, hi = score_ci(report)
+        row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi,
+                    f"report_{opponent}": report})
+    return row
+
+
+def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
+              stop_after_updates: int | None = None, log: Log = print) -> DmcResult:
+    """Train by DMC self-play as the config says (see the module docstring). ``resume`` continues
+    from the run's ``latest.pt``, ``overwrite`` starts it again; ``stop_after_updates`` stops (with
+    a checkpoint) after that many updates of this session, as an interrupted run would."""
+    rules = config.to_rules()
+    limit_threads(config.torch_threads)
+    torch.use_deterministic_algorithms(config.deterministic)
+    random.seed(config.seed)
+    np.random.seed(config.seed % 2**32)
+    torch.manual_seed(config.seed)
+    tc, ev = config.train, config.evaluation
+    model = build_q_network(config, rules)
+    state = DmcState(model, torch.optim.Adam(model.parameters(), lr=tc.learning_rate, eps=tc.adam_eps),
+                     np.random.default_rng(config.seed))
+    run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
+    saved_config = run.run_dir / "config.yaml"
+    run.manifest.add(saved_config, CONFIG)
+    saved_config.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    if resume:
+        _resume(state, run, config, log)
+    runlog = RunLog(run, config.logging, state.global_step if resume else None, log)
+    # The games restart on resume, from a seed of the run's seed and the updates done.
+    selfplay = SelfPlay(config, rules, model, state.rng, seed=int(np.random.SeedSequence([config.seed, state.updates])
+                                                                   .generate_state(1)[0]))
+    session_steps, loop_start = 0, time.time()
+    try:
+        while state.global_step < tc.total_steps:
+            eps = epsilon(tc, state.global_step)
+            env_before, deals_before = selfplay.steps, selfplay.deals
+            batch = selfplay.collect(tc.batch_size, eps)
+            try:
+                metrics = dmc_update(model, state.optimizer, batch, tc, state.rng)
+            except NonFiniteError as e:
+                raise NonFiniteError(f"training stopped at update {state.updates + 1}: {e}; {run.last_checkpoint} "
+                                     "(try a lower train.learning_rate)") from None
+            previous = state.global_step
+            n = len(batch["actions"])
+            state.global_step += n
+            state.env_steps += selfplay.steps - env_before
+            state.deals += selfplay.deals - deals_before
+            state.updates += 1
+            session_steps += n
+            row = {"kind": "dmc", "global_step": state.global_step, "update": state.updates, "env_steps": state.env_steps,
+                   "deals": state.deals, "time_s": state.elapsed(), "learning_rate": tc.learning_rate,
+                   "steps_per_s": session_steps / max(time.time() - loop_start, 1e-9), "epsilon": eps, **metrics}
+            if ev.deals and ev.interval and state.global_step // ev.interval > previous // ev.interval:
+                row.update({k: v for k, v in _eval_columns(model, rules, config, ev.deals).items()
+                            if not k.startswith("report_")})
+            runlog.write(row)
+            if config.logging.progress:
+                evals = " ".join(f"{k[5:-5]} {v:+.0f}" for k, v in row.items() if k.startswith("eval_") and k.endswith("_mean"))
+                log(f"step {state.global_step}: return {metrics['return_learner']:+.3f}, loss {metrics['value_loss']:.3f}, "
+                    f"ε {eps:.3f}, {row['steps_per_s']:.0f} steps/s {evals}")
+            stopping = stop_after_updates is not None and state.updates >= stop_after_updates
+            crossed = state.global_step // config.checkpoint.interval > previous // config.checkpoint.interval
+            if crossed or stopping:
+                write_checkpoint(run, state.payload(rules, config), config.checkpoint.keep, periodic=not stopping)
+            if stopping:
+                log(f"stopped after {state.updates} updates at step {state.global_step}; continue with --resume")
+                return DmcResult(run.run_dir, state.global_step, run.latest, {}, row["steps_per_s"])
+        steps_per_s = session_steps / max(time.time() - loop_start, 1e-9)
+        write_checkpoint(run, state.payload(rules, config), config.checkpoint.keep, periodic=False)
+        final = run.run_dir / "final.pt"
+        save_checkpoint_file(run, final, state.payload(rules, config, whole=False))
+        evaluations = _final_evaluation(model, rules, config, state, run, runlog, final, log)
+    finally:
+        runlog.close()
+    log(f"trained {session_steps} learner steps ({steps_per_s:.0f}/s); agent: {final}")
+    return DmcResult(run.run_dir, state.global_step, final, evaluations, steps_per_s)
+
+
+def _final_evaluation(model: QNetwork, rules: Rules, config: DmcConfig, state: DmcState, run: RunFolder,
+                      runlog: RunLog, final: Path, log: Log) -> dict[str, Any]:
+    """``final_eval`` rows and ``final_eval.json``, one report per opponent (as the PPO runs)."""
+    ev = config.evaluation
+    if not ev.final_deals:
+        return {}
+    log(f"final evaluation: {ev.final_deals} duplicate deals against each of {', '.join(ev.opponents)}")
+    columns = _eval_columns(model, rules, config, ev.final_deals, label=final.name)
+    evaluations = {}
+    for opponent in ev.opponents:
+        report = columns[f"report_{opponent}"]
+        evaluations[opponent] = report.to_dict()
+        log(f"\n== {final} vs {opponent} ==\n{report.format_table()}")
+        runlog.write({"kind": "final_eval", "global_step": state.global_step, "update": state.updates,
+                      **{k: v for k, v in columns.items() if k.startswith(f"eval_{opponent}_")}})
+    path = run.run_dir / "final_eval.json"
+    run.manifest.add(path)
+    path.write_text(json.dumps(evaluations, indent=2))
+    return evaluations

@@ -8,16 +8,17 @@ import numpy as np
 import pytest
 
 import five_hundred_env
-from five_hundred_env.rules import PRESETS, make_rules
+from five_hundred_env.rules import make_rules
 
 pytest.importorskip("numba")
 from vector_helpers import play_differential
 
 from five_hundred_env.vector import BatchEngine, SingleAgentVectorEnv
+from five_hundred_env.vector.batch import VECTOR_PRESETS
 
 
 @pytest.mark.parametrize("win_shaping", [0.0, 0.25])
-@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("preset", VECTOR_PRESETS)
 def test_win_rewards_are_the_aec_envs_byte_for_byte(preset: str, win_shaping: float) -> None:
     """§9 with low targets so that games end within the test (also checked: their winners)."""
     rules = make_rules(preset, target=150, losing_score=-150)
@@ -31,7 +32,7 @@ def outcome(winner_sides: np.ndarray, side_of_seat: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("win_shaping", [0.0, 0.5])
-@pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.parametrize("preset", VECTOR_PRESETS)
 def test_a_games_win_rewards_sum_to_its_outcome_for_every_seat(preset: str, win_shaping: float) -> None:
     """Summed over a whole game: ±1 by the winners, plus win_shaping × the deals' zero-sum rewards."""
     rules = make_rules(preset, target=200, losing_score=-200)

@@ -200,20 +200,21 @@ def test_make_agent_rejects_unknown_specs(tmp_path):
         make_agent("", "australian")
 
 
-def test_make_agent_loads_checkpoints_through_agents_neural(tmp_path, monkeypatch):
-    """A path is handed to ``agents.neural.load_agent`` (imported only then) with the rules and seed."""
+def test_make_agent_loads_checkpoints_through_the_checkpoint_loader(tmp_path, monkeypatch):
+    """A path is handed to ``agents.dmc.load_checkpoint_agent`` (a DMC checkpoint, else
+    ``agents.neural.load_agent``; imported only then) with the rules and seed."""
     import sys
     import types
 
     calls = []
-    fake = types.ModuleType("agents.neural")
+    fake = types.ModuleType("agents.dmc")
 
-    def load_agent(path, rules=None, seed=None):
+    def load_checkpoint_agent(path, rules=None, seed=None):
         calls.append((path, rules, seed))
         return RandomAgent(rules, seed)
 
-    fake.load_agent = load_agent
-    monkeypatch.setitem(sys.modules, "agents.neural", fake)
+    fake.load_checkpoint_agent = load_checkpoint_agent
+    monkeypatch.setitem(sys.modules, "agents.dmc", fake)
     ckpt = tmp_path / "final.pt"
     ckpt.write_bytes(b"not really")
     agent = make_agent(str(ckpt), "australian", seed=3)

@@ -8,7 +8,7 @@ computed once per decision (over its non-zero entries only) and added to each le
 (:meth:`QNetwork.legal_q`): a decision costs one sparse observation row plus a few hidden rows
 per legal action.
 
-Checkpoints written by ``training.dmc`` carry the format :data:`DMC_FORMAT`;
+Checkpoints written by ``training.algorithms.dmc`` carry the format :data:`DMC_FORMAT`;
 :func:`load_checkpoint_agent` (what ``agents.make_agent(path)`` calls for a checkpoint) plays
 them with :class:`DMCAgent` and hands every other checkpoint to :func:`agents.neural.load_agent`.
 """

@@ -18,8 +18,8 @@ heuristic's moves greedily (its policy head starts near zero), and training lear
 deviate. The advice is computed from the seat's own observation only, so nothing hidden leaks.
 
 :class:`NeuralAgent` wraps a trained network in the common :class:`~agents.base.Agent`
-interface; :func:`load_agent` builds one from a checkpoint written by ``training.ppo`` or
-``training.expert_iteration``, or from a *policy file* (:func:`export_policy`: the actor alone,
+interface; :func:`load_agent` builds one from a checkpoint written by ``training.algorithms.ppo`` or
+``training.algorithms.expert_iteration``, or from a *policy file* (:func:`export_policy`: the actor alone,
 in float16 by default, what ships in ``agents/pretrained/``).
 """
 

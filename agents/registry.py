@@ -1,7 +1,7 @@
 """The one agent registry: agents by name, trained checkpoints and SB3 models by path.
 
 A *spec* is what every command and function that takes an agent accepts (``five-hundred evaluate``,
-``five-hundred play --opponents``, :func:`training.evaluate.duplicate_match` through
+``five-hundred play --opponents``, :func:`training.evaluation.evaluate.duplicate_match` through
 :func:`agent_factory`, the training opponents through :func:`make_agent`):
 
 * a registered name: ``random``, ``heuristic``, ``pimc`` (search), ``pretrained`` (the shipped

@@ -8,9 +8,9 @@ gone into training (evaluation not counted), its checkpoint evaluated in duplica
 ``random`` and ``heuristic`` (``--eval-deals`` boards, one seed for every row) at ``--points``
 moments along the way. Algorithms (``--algorithms``):
 
-* ``ppo``: ``training.ppo`` (the default config's PPO, self-play with a snapshot pool and
+* ``ppo``: ``training.algorithms.ppo`` (the default config's PPO, self-play with a snapshot pool and
   random/heuristic opponents, ``network.advice: none``, no warm start);
-* ``dmc``: ``training.dmc`` (the defaults of ``configs/dmc_australian.yaml``);
+* ``dmc``: ``training.algorithms.dmc`` (the defaults of ``configs/dmc_australian.yaml``);
 * ``maskable_ppo``: sb3-contrib's ``MaskablePPO`` on ``gymnasium.make("FiveHundred-v1")`` (one
   side against heuristic opponents), its defaults.
 
@@ -43,12 +43,12 @@ def quiet(_: str) -> None:
 
 
 class PPORun:
-    """``training.ppo`` from a random start, advanced a few updates at a time (``--resume``)."""
+    """``training.algorithms.ppo`` from a random start, advanced a few updates at a time (``--resume``)."""
 
     chunk_updates = 2
 
     def __init__(self, preset: str, seed: int, folder: Path) -> None:
-        from training.config import config_from_dict
+        from training.settings.config import config_from_dict
 
         self.config = config_from_dict({
             "seed": seed, "rules": {"preset": preset},
@@ -60,25 +60,25 @@ class PPORun:
         self.started, self.steps = False, 0
 
     def advance(self) -> None:
-        from training.ppo import train
+        from training.algorithms.ppo import train
 
         result = train(self.config, resume=self.started, stop_after_updates=self.chunk_updates, log=quiet)
         self.started, self.steps = True, result.global_step
 
     def agent_spec(self) -> str:
-        from training.runs import checkpoint_dir_of
+        from training.records.runs import checkpoint_dir_of
 
         return str(checkpoint_dir_of(self.config) / "latest.pt")  # type: ignore[arg-type]
 
 
 class DMCRun(PPORun):
-    """``training.dmc`` from a random start, a few updates at a time."""
+    """``training.algorithms.dmc`` from a random start, a few updates at a time."""
 
     chunk_updates = 3
 
     def __init__(self, preset: str, seed: int, folder: Path) -> None:
-        from training.config import config_from_dict, load_config
-        from training.dmc import DmcConfig
+        from training.algorithms.dmc import DmcConfig
+        from training.settings.config import config_from_dict, load_config
 
         defaults = load_config(Path(__file__).parent.parent / "configs" / "dmc_australian.yaml", model=DmcConfig).to_dict()
         defaults.update(seed=seed, rules={"preset": preset, "options": {}})
@@ -89,7 +89,7 @@ class DMCRun(PPORun):
         self.started, self.steps = False, 0
 
     def advance(self) -> None:
-        from training.dmc import train_dmc
+        from training.algorithms.dmc import train_dmc
 
         result = train_dmc(self.config, resume=self.started, stop_after_updates=self.chunk_updates, log=quiet)  # type: ignore[arg-type]
         self.started, self.steps = True, result.global_step
@@ -125,9 +125,9 @@ RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun}
 NOTES = [
     "## What these runs are, and what is not here",
     "",
-    "- **ppo**: `training.ppo` with the default config but `network.advice: none`, `num_envs: 32`, `num_steps: 64`,",
+    "- **ppo**: `training.algorithms.ppo` with the default config but `network.advice: none`, `num_envs: 32`, `num_steps: 64`,",
     "  no learning-rate annealing and no warm start (self-play, a snapshot pool, random and heuristic opponents).",
-    "- **dmc**: `training.dmc` with `configs/dmc_australian.yaml`'s settings (docs/dmc.md), the preset changed.",
+    "- **dmc**: `training.algorithms.dmc` with `configs/dmc_australian.yaml`'s settings (docs/dmc.md), the preset changed.",
     "- **maskable_ppo**: sb3-contrib's `MaskablePPO` (`MlpPolicy`, its defaults) on",
     "  `gymnasium.make(\"FiveHundred-v1\", team=0, opponents=heuristic)`: one side against heuristic opponents.",
     "- Reading the scores: on `australian`, about +500 against random together with a loss to the heuristic is",
@@ -147,7 +147,7 @@ NOTES = [
 def evaluate(spec: str, preset: str, deals: int, seed: int) -> dict[str, list[float]]:
     """``spec``'s duplicate score per deal against each opponent: [mean, ci low, ci high]."""
     from agents.registry import make_agent
-    from training.evaluate import duplicate_match
+    from training.evaluation.evaluate import duplicate_match
 
     scores = {}
     for opponent in OPPONENTS:

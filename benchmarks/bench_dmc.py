@@ -1,10 +1,10 @@
 """DMC's collection on the batched engine against an AEC-stepped loop, in learner steps per CPU-second.
 
-Both loops do the same work per decision: the current Q-network (``training.dmc``'s default,
+Both loops do the same work per decision: the current Q-network (``training.algorithms.dmc``'s default,
 fresh) scores every legal action of a batch of ``--games`` games' acting seats in one call, an
 ε-greedy choice is made, the decision is kept with its seat and credited its Monte-Carlo return
-when its deal ends (:class:`training.dmc.Decisions`). The batched loop is
-:class:`training.dmc.SelfPlay` on one :class:`five_hundred_env.vector.BatchEngine`; the AEC loop
+when its deal ends (:class:`training.algorithms.dmc.Decisions`). The batched loop is
+:class:`training.algorithms.dmc.SelfPlay` on one :class:`five_hundred_env.vector.BatchEngine`; the AEC loop
 steps ``--games`` PettingZoo environments (``five_hundred_env.env``), stacking their
 observations and masks for the same one network call, or (as DouZero's actors) calling the
 network once per decision. A learner step is one decision (every
@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 import five_hundred_env
-from training.dmc import Decisions, DmcConfig, SelfPlay, build_q_network
+from training.algorithms.dmc import Decisions, DmcConfig, SelfPlay, build_q_network
 
 
 def batched(config: DmcConfig, seconds: float, eps: float) -> float:

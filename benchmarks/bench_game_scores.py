@@ -3,11 +3,11 @@
     python benchmarks/bench_game_scores.py --games 400 --seed 7 [--presets australian ...] [--json OUT]
 
 For each preset with a shipped network (``agents/pretrained``), in one run: the share of games to
-500 won against the heuristic (``training.evaluate.duplicate_match``, seats alternating over
+500 won against the heuristic (``training.evaluation.evaluate.duplicate_match``, seats alternating over
 pairs of games, Wilson 95% interval) by
 
 * ``shipped``: the network as shipped, reading the game scores;
-* ``score_blind``: the same network with its score inputs zeroed (``training.score_tuning.score_blind``:
+* ``score_blind``: the same network with its score inputs zeroed (``training.algorithms.score_tuning.score_blind``:
   its zero-score decisions at any score; the heuristic's advice still sees the scores);
 * ``heuristic``: the heuristic itself (the equal-strength share: 50% with partners, 33% for three).
 
@@ -28,8 +28,8 @@ from typing import Any
 from agents.neural import NeuralAgent
 from agents.pretrained import available_presets, load_pretrained
 from five_hundred_env.rules import make_rules
-from training.evaluate import duplicate_match
-from training.score_tuning import score_blind
+from training.algorithms.score_tuning import score_blind
+from training.evaluation.evaluate import duplicate_match
 
 
 def game_share(preset: str, agent: Any, games: int, seed: int) -> dict[str, float]:

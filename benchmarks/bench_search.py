@@ -9,7 +9,7 @@ Positions for ``sampling`` and ``solver`` are random legal deals stopped after a
 tricks (seeded). ``decisions`` lets one PIMC agent make every decision of australian deals and,
 at each searched one, plays the real deal out after the search's best candidate and after the
 base agent's choice (the heuristic continuing everywhere): the *one-step gain* of deviating,
-per ``min_gain`` threshold. ``match`` runs :func:`training.evaluate.duplicate_match` on the
+per ``min_gain`` threshold. ``match`` runs :func:`training.evaluation.evaluate.duplicate_match` on the
 australian preset and prints the mean board difference with its 95% interval and the seconds per
 searched decision of each kind.
 """
@@ -32,7 +32,7 @@ from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import PRESETS, Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
-from training.evaluate import duplicate_match, mean_ci95
+from training.evaluation.evaluate import duplicate_match, mean_ci95
 
 THRESHOLDS = (0, 10, 20, 40, 80, 160)
 """The ``min_gain`` values the ``decisions`` row compares (points)."""

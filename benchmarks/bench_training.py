@@ -33,10 +33,10 @@ from competitors import busy_competitors  # benchmarks/competitors.py, beside th
 
 import five_hundred_env
 from agents.neural import ActorCritic, central_size
-from training.config import Config, load_config
-from training.ppo import ppo_update
-from training.selfplay import SelfPlayCollector
-from training.threads import limit_threads
+from training.algorithms.ppo import ppo_update
+from training.rollouts.selfplay import SelfPlayCollector
+from training.settings.config import Config, load_config
+from training.workers.threads import limit_threads
 
 
 def main() -> None:

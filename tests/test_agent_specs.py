@@ -14,7 +14,7 @@ from agents.registry import parse_options, parse_value, unregister_agent
 from agents.search import PIMCAgent
 from agents.split import DecisionSplitAgent
 from five_hundred_env.rules import make_rules
-from training.evaluate import duplicate_match
+from training.evaluation.evaluate import duplicate_match
 
 
 class Recording(Agent):

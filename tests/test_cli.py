@@ -207,7 +207,7 @@ def test_play_refuses_a_bad_save_path_before_the_game(tmp_path, capsys, monkeypa
 
 @pytest.mark.parametrize("where", ["missing", "folder"])
 def test_evaluate_refuses_a_bad_json_path_before_the_match(tmp_path, capsys, monkeypatch, where):
-    from training import evaluate
+    from training.evaluation import evaluate
 
     def no_match(*args, **kwargs):
         raise AssertionError("the match was played although --json was refused")
@@ -330,7 +330,8 @@ def test_a_folder_instead_of_a_file_is_one_line(tmp_path, capsys, command):
 
 
 def test_ctrl_c_during_evaluate_or_start_up_is_one_line(capsys, monkeypatch):
-    from training import cli, evaluate
+    from training import cli
+    from training.evaluation import evaluate
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -348,7 +349,7 @@ def test_ctrl_c_in_the_warm_start_says_where_and_exits_130(tmp_path, capsys, mon
     line adds one line and exits 130, with no traceback."""
     pytest.importorskip("torch")
     pytest.importorskip("pydantic")
-    from training import ppo
+    from training.algorithms import ppo
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -438,7 +439,7 @@ def test_public_text_hides_discards_and_no_nomination_but_shows_a_nomination():
     """§5 discards face down; §7 a nomination is public (every observation shows the suit)."""
     from agents.play import Turn
     from five_hundred_env.engine import Phase
-    from training.terminal import public_text
+    from training.table.terminal import public_text
 
     env = raw_env(rules="australian")
     env.reset(seed=0)
@@ -453,7 +454,7 @@ def test_public_text_hides_discards_and_no_nomination_but_shows_a_nomination():
 
 
 def test_exit_hands_its_arguments_to_expert_iteration(capsys):
-    """`five-hundred exit ...` is `python -m training.expert_iteration ...`: its own usage and errors."""
+    """`five-hundred exit ...` is `python -m training.algorithms.expert_iteration ...`: its own usage and errors."""
     with pytest.raises(SystemExit) as e:
         main(["exit", "--help"])
     assert e.value.code == 0 and "five-hundred exit" in capsys.readouterr().out

@@ -13,7 +13,7 @@ pytest.importorskip("yaml")
 
 from pydantic import BaseModel
 
-from training.config import (
+from training.settings.config import (
     MAX_CONFIG_BYTES,
     Config,
     ConfigError,
@@ -22,7 +22,7 @@ from training.config import (
     parse_override,
     parse_rule_option,
 )
-from training.yaml_loader import MAX_YAML_VALUES, YamlError, parse_yaml
+from training.settings.yaml_loader import MAX_YAML_VALUES, YamlError, parse_yaml
 
 
 def write(tmp_path: Path, text: str) -> Path:

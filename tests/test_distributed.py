@@ -1,4 +1,4 @@
-"""The backends of training.distributed: the local pool (the default) and Ray tasks on a local
+"""The backends of training.workers.distributed: the local pool (the default) and Ray tasks on a local
 cluster started here (``ray start --head`` on 127.0.0.1): the same results whatever runs them,
 and a clear error or a retry, never a hang, when a worker dies; Ctrl-C stops everything.
 
@@ -26,11 +26,11 @@ import pytest
 import worker_faults
 from process_helpers import as_from_a_terminal
 
-from training import evaluate_ranges
 from training.cli import main
-from training.config import ConfigError, config_from_dict
-from training.distributed import LOCAL, SHIPPED_PACKAGES, Backend, WorkerError, run_jobs
-from training.evaluate import duplicate_match
+from training.evaluation import evaluate_ranges
+from training.evaluation.evaluate import duplicate_match
+from training.settings.config import ConfigError, config_from_dict
+from training.workers.distributed import LOCAL, SHIPPED_PACKAGES, Backend, WorkerError, run_jobs
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -110,7 +110,7 @@ def test_contradictory_or_bad_worker_options_are_one_line(argv, capsys):
 ])
 def test_train_worker_options_become_config_keys(options, expected, monkeypatch):
     pytest.importorskip("torch")
-    from training import ppo
+    from training.algorithms import ppo
 
     seen = []
     monkeypatch.setattr(ppo, "train", lambda config, resume, overwrite: seen.append(config))
@@ -231,8 +231,8 @@ def test_the_rollout_warm_start_on_ray_has_the_data_of_one_process(ray_address):
 
     from agents.neural import ActorCritic
     from five_hundred_env.rules import make_rules
-    from training.exit_data import heuristic_rollouts
-    from training.improvement_config import RolloutsConfig, SampleConfig
+    from training.rollouts.exit_data import heuristic_rollouts
+    from training.settings.improvement_config import RolloutsConfig, SampleConfig
 
     torch.manual_seed(0)
     model, rules = ActorCritic(1399, 80, [16], advice="heuristic"), make_rules("australian")
@@ -250,7 +250,7 @@ def test_expert_iteration_data_on_ray_are_the_data_of_one_process(ray_address):
 
     from agents.neural import ActorCritic
     from five_hundred_env.rules import make_rules
-    from training.exit_data import ChunkJob, generate
+    from training.rollouts.exit_data import ChunkJob, generate
 
     torch.manual_seed(0)
     model = ActorCritic(1399, 80, [16], advice="heuristic")
@@ -306,7 +306,7 @@ def test_a_run_connects_ships_the_code_and_keeps_its_results(ray_address):
     proc = _driver(f"""
         import signal
         import worker_faults
-        from training.distributed import Backend, run_jobs
+        from training.workers.distributed import Backend, run_jobs
         def on_sigterm(signum, frame):
             pass
         signal.signal(signal.SIGTERM, on_sigterm)
@@ -321,7 +321,7 @@ def test_a_run_connects_ships_the_code_and_keeps_its_results(ray_address):
 def test_ctrl_c_stops_the_ray_tasks_and_propagates(ray_address, tmp_path):
     proc = _driver(f"""
         import worker_faults
-        from training.distributed import Backend, run_jobs
+        from training.workers.distributed import Backend, run_jobs
         run_jobs(worker_faults.record_pid_then_work, [({str(tmp_path)!r}, i) for i in range(4)], 1, 600,
                  backend=Backend("ray", {ray_address!r}))
     """)

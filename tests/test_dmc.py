@@ -1,4 +1,4 @@
-"""Deep Monte-Carlo (training.dmc, agents.dmc): Monte-Carlo returns per seat, a tiny run that
+"""Deep Monte-Carlo (training.algorithms.dmc, agents.dmc): Monte-Carlo returns per seat, a tiny run that
 completes, resumes and beats its random start, its checkpoint played through make_agent, the
 config's checks and the train command's dispatch."""
 
@@ -17,9 +17,9 @@ import yaml
 
 from agents.dmc import DMCAgent
 from agents.registry import make_agent
-from training.config import ConfigError, config_algorithm, config_from_dict, load_config
-from training.dmc import Decisions, DmcConfig, build_q_network, evaluate, train_dmc
-from training.warmstart import score_ci
+from training.algorithms.dmc import Decisions, DmcConfig, build_q_network, evaluate, train_dmc
+from training.algorithms.warmstart import score_ci
+from training.settings.config import ConfigError, config_algorithm, config_from_dict, load_config
 
 
 def test_each_decision_gets_its_seats_rewards_from_then_to_its_episodes_end() -> None:

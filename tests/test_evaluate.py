@@ -12,8 +12,8 @@ import pytest
 from agents import HeuristicAgent, RandomAgent
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import make_rules
-from training import matches
-from training.evaluate import (
+from training.evaluation import matches
+from training.evaluation.evaluate import (
     BoardDeal,
     board_deals,
     duplicate_match,
@@ -188,7 +188,7 @@ def test_bad_arguments_are_refused():
 
 
 def test_importing_the_evaluator_does_not_import_torch():
-    code = "import sys, training.evaluate, agents.registry; print('torch' in sys.modules)"
+    code = "import sys, training.evaluation.evaluate, agents.registry; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -196,7 +196,7 @@ def test_importing_the_evaluator_does_not_import_torch():
 def test_a_match_split_over_workers_gives_the_same_report(monkeypatch):
     """Boards in ranges of two and games one by one, played by two worker processes: the report
     of one process, to the last digit (three players: six plays a board, rotating game seats)."""
-    from training import evaluate_ranges
+    from training.evaluation import evaluate_ranges
 
     monkeypatch.setattr(evaluate_ranges, "BOARDS_PER_JOB", 2)
     monkeypatch.setattr(evaluate_ranges, "GAMES_PER_JOB", 1)
@@ -213,7 +213,7 @@ def test_agent_specs_are_agents_of_the_registry():
 
 
 def test_an_agent_that_cannot_go_to_a_worker_is_named():
-    from training.distributed import WorkerError
+    from training.workers.distributed import WorkerError
 
     def local_factory(rules, seed):  # a closure: not picklable, so no worker can build it
         return RandomAgent(rules, seed)

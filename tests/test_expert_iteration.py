@@ -1,4 +1,4 @@
-"""Expert iteration (training/expert_iteration.py, training/exit_data.py, agents/search/values.py):
+"""Expert iteration (training/algorithms/expert_iteration.py, training/rollouts/exit_data.py, agents/search/values.py):
 the targets, the fit, a tiny run end to end, exact resume, data independent of the workers."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from five_hundred_env.actions import PASS, ActionTable  # noqa: E402
 from five_hundred_env.engine import Deal, Game, Phase  # noqa: E402
 from five_hundred_env.observation import ObservationEncoder, observation_layout  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
-from training.config import ConfigError  # noqa: E402
-from training.exit_data import DECISION_KINDS, ChunkJob, game_result, generate, generate_chunk  # noqa: E402
-from training.expert_iteration import FitConfig, build_model, fit, load_exit_config, main  # noqa: E402
+from training.algorithms.expert_iteration import FitConfig, build_model, fit, load_exit_config, main  # noqa: E402
+from training.rollouts.exit_data import DECISION_KINDS, ChunkJob, game_result, generate, generate_chunk  # noqa: E402
+from training.settings.config import ConfigError  # noqa: E402
 
 torch.set_num_threads(1)
 TINY = Path(__file__).resolve().parent.parent / "configs" / "exit_tiny.yaml"
@@ -232,7 +232,7 @@ def test_the_heuristic_as_base_policy_plays_the_deals_and_card_plays_are_rolled_
 def test_an_iteration_reads_its_cached_data_instead_of_playing_again(tmp_path: Path, monkeypatch):
     """``generation.cache``: a second run over the same deals reads data_1.npz (``generate`` is not
     called) and ends with the very same network; other settings mean other deals, played again."""
-    import training.exit_data as exit_data
+    import training.rollouts.exit_data as exit_data
 
     extra = ("iterations=1", "generation.cache=true", "generation.base=heuristic", "generation.play_targets=rollout")
     assert _run(tmp_path, "a", *extra) == 0

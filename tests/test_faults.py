@@ -20,12 +20,13 @@ pytest.importorskip("pydantic")
 yaml = pytest.importorskip("yaml")
 
 from agents.neural import ActorCritic, CheckpointError  # noqa: E402
-from training import runs, warmstart  # noqa: E402
+from training.algorithms import warmstart  # noqa: E402
+from training.algorithms.ppo import train  # noqa: E402
 from training.cli import main  # noqa: E402
-from training.config import config_from_dict  # noqa: E402
-from training.ppo import train  # noqa: E402
-from training.runlog import CSV_COLUMNS  # noqa: E402
-from training.runs import DiskFullError, Manifest, NonFiniteError, RunFolderError  # noqa: E402
+from training.records import runs  # noqa: E402
+from training.records.runlog import CSV_COLUMNS  # noqa: E402
+from training.records.runs import DiskFullError, Manifest, NonFiniteError, RunFolderError  # noqa: E402
+from training.settings.config import config_from_dict  # noqa: E402
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]
@@ -384,7 +385,7 @@ def test_non_finite_starting_weights_are_refused(tmp_path):
 # -- Ctrl-C during the warm start and the final evaluation -------------------------------------
 
 def test_ctrl_c_in_the_warm_start_eval_resumes_without_losing_or_repeating_rows(tmp_path, monkeypatch):
-    pytest.importorskip("training.evaluate")
+    pytest.importorskip("training.evaluation.evaluate")
     warm = {"pretrain": {"deals": 6, "epochs": 2, "batch_size": 64}, "evaluation": {"interval": 10_000, "deals": 2},
             "train": {"total_steps": 300}}
     whole = train(tiny(tmp_path, "whole", **warm), **QUIET).run_dir
@@ -408,7 +409,7 @@ def test_a_run_stopped_right_after_the_warm_start_keeps_it_and_resume_goes_on_fr
     """The quickstart's promise: the imitation warm start is checkpointed as soon as it ends, so a
     run stopped at the first PPO rollout keeps it, and --resume starts PPO without imitating again;
     it ends as the uninterrupted run does."""
-    from training import ppo
+    from training.algorithms import ppo
 
     warm = {"pretrain": {"deals": 6, "epochs": 2, "batch_size": 64}, "train": {"total_steps": 300}}
     whole = train(tiny(tmp_path, "whole", **warm), **QUIET).run_dir
@@ -431,7 +432,7 @@ def test_a_run_stopped_right_after_the_warm_start_keeps_it_and_resume_goes_on_fr
 
 
 def test_ctrl_c_in_the_final_evaluation_then_resume_finishes_it(tmp_path, monkeypatch):
-    pytest.importorskip("training.evaluate")
+    pytest.importorskip("training.evaluation.evaluate")
     config = tiny(tmp_path, "end", train={"total_steps": 300}, evaluation={"final_deals": 2})
     monkeypatch.setattr(warmstart, "score_ci", lambda report: (_ for _ in ()).throw(KeyboardInterrupt))
     messages: list[str] = []

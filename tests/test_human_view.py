@@ -1,4 +1,4 @@
-"""What the person at ``five-hundred play`` is shown (training.terminal.HumanView).
+"""What the person at ``five-hundred play`` is shown (training.table.terminal.HumanView).
 
 First and foremost: no line reveals hidden information. Like the environment's no-leak tests
 (tests/test_env_observation.py), the same game is played twice — same seeds, same agents, the
@@ -29,7 +29,7 @@ from five_hundred_env.env import raw_env
 from five_hundred_env.render import colour_supported, explain_illegal, render_table, trick_result
 from five_hundred_env.rules import make_rules
 from training.cli import main
-from training.terminal import HumanView, TerminalPlayer
+from training.table.terminal import HumanView, TerminalPlayer
 
 HUMAN = 0  # the dealer is the last seat, so that the person speaks first
 

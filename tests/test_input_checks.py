@@ -11,7 +11,7 @@ import five_hundred_env
 from five_hundred_env.engine import Deal, Game
 from five_hundred_env.records import load_record
 from training.cli import main
-from training.yaml_loader import YamlError, parse_yaml
+from training.settings.yaml_loader import YamlError, parse_yaml
 
 FULL_DEAL = (
     [["9S", "TS", "JS", "QS", "KS", "AS", "9C", "TC", "JC", "QC"],

@@ -41,7 +41,7 @@ def layering_violations(source: str, package: str) -> set[str]:
 
 def test_the_checker_sees_every_kind_of_import():
     """The check itself can fail: a lazy import, a from-import and a plain import of a higher layer."""
-    lazy = "def f():\n    from training.evaluate import duplicate_match\n"
+    lazy = "def f():\n    from training.evaluation.evaluate import duplicate_match\n"
     assert layering_violations(lazy, "agents") == {"training"}
     assert layering_violations("import agents.neural\nimport torch\n", "five_hundred_env") == {"agents", "torch"}
     assert layering_violations("from . import rules\nfrom five_hundred_env.env import raw_env\n", "agents") == set()
@@ -145,13 +145,50 @@ def test_the_circle_finder_sees_lazy_relative_and_package_imports(tmp_path):
 
 def test_no_modules_import_each_other_in_a_circle():
     """A circle makes the import order matter and hides which module is the lower one: the shared
-    piece belongs in a module both import (as ``training/matches.py`` is for ``evaluate`` and
+    piece belongs in a module both import (as ``training/evaluation/matches.py`` is for ``evaluate`` and
     ``evaluate_ranges``)."""
     graph = import_graph(ROOT, LAYERS)
-    assert len(graph) > 50 and graph["training.evaluate"] >= {"training.matches", "training.evaluate_ranges"}
+    evaluation = "training.evaluation"
+    assert len(graph) > 50 and graph[f"{evaluation}.evaluate"] >= {f"{evaluation}.matches", f"{evaluation}.evaluate_ranges"}
     circles = {" <-> ".join(group): {module: sorted(graph[module] & set(group)) for module in group}
                for group in import_circles(graph)}
     assert circles == {}
+
+
+TRAINING_ROOMS = (("settings", "workers"), ("rollouts",), ("records",), ("evaluation",), ("table", "algorithms"),
+                  ("web",), ("cli",))
+"""Training's rooms, lowest floor first: a room imports only rooms on lower floors (those on one
+floor not each other), as the rooms contract in ``[tool.importlinter]`` says."""
+
+
+def room_violations(graph: dict[str, set[str]], floors: Sequence[Sequence[str]]) -> dict[str, list[str]]:
+    """The imports of ``graph`` (a package's modules) that go to a room on the same or a higher floor."""
+    floor_of = {room: level for level, rooms in enumerate(floors) for room in rooms}
+
+    def room(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else None
+
+    bad = {}
+    for module, targets in graph.items():
+        if (here := room(module)) is None:
+            continue
+        wrong = sorted(t for t in targets if (there := room(t)) not in (None, here) and floor_of[there] >= floor_of[here])
+        if wrong:
+            bad[module] = wrong
+    return bad
+
+
+def test_the_room_checker_sees_an_upward_and_a_sideways_import():
+    graph = {"t.low.a": {"t.high.b"}, "t.high.b": {"t.low.a"}, "t.side.c": {"t.low.a", "t.mid.d"}, "t.mid.d": set()}
+    assert room_violations(graph, (("low",), ("high",), ("side", "mid"))) == {"t.low.a": ["t.high.b"], "t.side.c": ["t.mid.d"]}
+
+
+def test_training_rooms_import_one_way():
+    graph = import_graph(ROOT, ["training"])
+    rooms = {room for floor in TRAINING_ROOMS for room in floor}
+    assert {module.split(".")[1] for module in graph if module != "training"} == rooms, "every module sits in a room"
+    assert room_violations(graph, TRAINING_ROOMS) == {}
 
 
 def test_pimc_takes_agent_specs_without_importing_the_registry():
@@ -178,4 +215,4 @@ def test_a_spec_without_a_resolver_is_refused_by_name(monkeypatch):
 def test_import_linter_contracts_are_kept():
     proc = subprocess.run(["lint-imports", "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 kept, 0 broken" in proc.stdout
+    assert "3 kept, 0 broken" in proc.stdout

@@ -306,7 +306,7 @@ def test_parameter_count_is_the_networks(preset, critic_extra, advice):
 
 
 def test_the_largest_network_a_config_allows_can_be_loaded():
-    # training.config allows at most 8 hidden layers of 4096; every preset's network must stay loadable.
+    # training.settings.config allows at most 8 hidden layers of 4096; every preset's network must stay loadable.
     for preset in PRESETS:
         spec = {**network(preset, advice="heuristic").spec(), "hidden_sizes": [4096] * 8,
                 "critic_extra": central_size(make_rules(preset).num_players)}

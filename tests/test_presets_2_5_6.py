@@ -825,7 +825,7 @@ def test_the_heuristic_beats_random(rules, margin):
     """The heuristic plays every new preset legally and beats random by 150 points a deal (a small
     duplicate match); with the seat call (an option), where it trusts the random players' bids,
     by less."""
-    from training.evaluate import duplicate_match
+    from training.evaluation.evaluate import duplicate_match
 
     report = duplicate_match(rules, "heuristic", "random", deals=8, seed=3)
     assert report.score_diff[0] > margin
@@ -851,7 +851,7 @@ def test_the_heuristic_calls_the_seat_that_bid_its_strain():
 def test_duplicate_layouts_for_two_five_and_six_seats():
     """Duplicate boards: every hand is played by each agent; teams of three take turns as sides, lone
     players play each seat in turn (two players: each agent in each seat once)."""
-    from training.evaluate import seat_layouts
+    from training.evaluation.evaluate import seat_layouts
 
     assert seat_layouts(make_rules("six_handed")) == [tuple("ABABAB"), tuple("BABABA")]
     assert seat_layouts(make_rules("two_handed")) == [("A", "B"), ("B", "A")]
@@ -864,7 +864,7 @@ def test_duplicate_layouts_for_two_five_and_six_seats():
 
 def test_the_report_says_how_the_seats_are_shared():
     """The evaluation report's ``seats`` line, for sides that are not teams of two."""
-    from training.evaluate import layout_text
+    from training.evaluation.evaluate import layout_text
 
     assert layout_text(make_rules("six_handed")) == (
         "teams of 3 (seats 0, 2, 4 against 1, 3, 5): A as each team in turn, 2 plays a board")

@@ -28,7 +28,7 @@ from agents.pretrained import available_presets, load_pretrained  # noqa: E402
 from five_hundred_env.actions import ActionTable  # noqa: E402
 from five_hundred_env.observation import ObservationEncoder  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
-from training.score_tuning import game_positions, greedy_actions, score_blind, scores_offset, tune  # noqa: E402
+from training.algorithms.score_tuning import game_positions, greedy_actions, score_blind, scores_offset, tune  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -49,7 +49,7 @@ def test_a_shipped_network_departs_from_its_zero_score_play_only_towards_the_heu
     assert not untrained[~scored].any()  # at a score of zero the scores cannot matter
     assert untrained.mean() <= MAX_UNTRAINED_SHARE, (
         f"{preset}: {untrained.sum()} of {len(untrained)} decisions at real game scores are neither the network's "
-        "zero-score choice nor the heuristic's: its score inputs were not trained (python -m training.score_tuning)")
+        "zero-score choice nor the heuristic's: its score inputs were not trained (python -m training.algorithms.score_tuning)")
 
 
 def _tiny(rules) -> ActorCritic:

@@ -20,10 +20,10 @@ from test_training import tiny  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents.neural import ActorCritic  # noqa: E402
-from training import selfplay  # noqa: E402
-from training.distributed import Backend  # noqa: E402
-from training.ppo import train  # noqa: E402
-from training.selfplay import ShardedCollector, collect_shard, concatenate_rollouts, make_collector  # noqa: E402
+from training.algorithms.ppo import train  # noqa: E402
+from training.rollouts import selfplay  # noqa: E402
+from training.rollouts.selfplay import ShardedCollector, collect_shard, concatenate_rollouts, make_collector  # noqa: E402
+from training.workers.distributed import Backend  # noqa: E402
 
 ARRAY_FIELDS = ("obs", "masks", "extras", "actions", "logprobs", "values")
 LIST_FIELDS = ("rewards", "done", "next_index", "owner")

@@ -15,7 +15,7 @@ from agents.registry import SB3Agent, registered_agents, unregister_agent
 from five_hundred_env.env import raw_env
 from five_hundred_env.rules import make_rules
 from training.cli import main
-from training.evaluate import duplicate_match
+from training.evaluation.evaluate import duplicate_match
 
 
 class FirstLegalAgent(Agent):

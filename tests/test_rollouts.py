@@ -1,4 +1,4 @@
-"""The rollout warm start ``pretrain.rollouts`` (training/warmstart.py, training/exit_data.py): one
+"""The rollout warm start ``pretrain.rollouts`` (training/algorithms/warmstart.py, training/rollouts/exit_data.py): one
 step of policy iteration over the heuristic at every sampled kind of decision, fitted by the
 expert-iteration fit; and the run's own start as an opponent, with the verdict on learning."""
 
@@ -22,13 +22,13 @@ from agents.search.values import bid_candidates  # noqa: E402
 from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_action  # noqa: E402
 from five_hundred_env.engine import Deal, Phase, deal_to_cards  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
+from training.algorithms.ppo import _initial_state, _torch_device, train  # noqa: E402
+from training.algorithms.warmstart import learning_line, learning_verdict  # noqa: E402
 from training.cli import main  # noqa: E402
-from training.config import ConfigError, config_from_dict  # noqa: E402
-from training.evaluate import duplicate_match  # noqa: E402
-from training.exit_data import DECISION_KINDS, heuristic_rollouts  # noqa: E402
-from training.improvement_config import RolloutsConfig, SampleConfig  # noqa: E402
-from training.ppo import _initial_state, _torch_device, train  # noqa: E402
-from training.warmstart import learning_line, learning_verdict  # noqa: E402
+from training.evaluation.evaluate import duplicate_match  # noqa: E402
+from training.rollouts.exit_data import DECISION_KINDS, heuristic_rollouts  # noqa: E402
+from training.settings.config import ConfigError, config_from_dict  # noqa: E402
+from training.settings.improvement_config import RolloutsConfig, SampleConfig  # noqa: E402
 
 torch.set_num_threads(1)
 RULES = make_rules("australian")
@@ -65,7 +65,7 @@ def test_rollout_data_do_not_depend_on_the_workers_nor_on_the_weights():
 
 
 def test_the_cache_is_read_for_the_same_deals_and_played_again_for_others(tmp_path, monkeypatch):
-    import training.exit_data as exit_data
+    import training.rollouts.exit_data as exit_data
 
     cfg, cache = RolloutsConfig(deals=2, chunk_deals=1, sample=BIDS_ONLY), tmp_path / "rollouts.npz"
     made = heuristic_rollouts(RULES, _network(), cfg, [1, 2], cache)
@@ -223,7 +223,7 @@ def test_evaluating_against_the_start_leaves_the_training_generators_alone(tmp_p
     """Loading start.pt builds a network (which draws from torch's generator): a resumed run must
     draw what the uninterrupted one drew, so the evaluation puts every generator back."""
     from agents.neural import save_checkpoint
-    from training.warmstart import evaluate_policy
+    from training.algorithms.warmstart import evaluate_policy
 
     model = _network()
     save_checkpoint(tmp_path / "start.pt", {"rules": RULES.to_dict(), "model_spec": model.spec(),

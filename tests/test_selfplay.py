@@ -18,8 +18,8 @@ from agents.neural import ActorCritic, central_features, central_size  # noqa: E
 from five_hundred_env.engine import check_scores  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from five_hundred_env.vector import BatchEngine  # noqa: E402
-from training.config import config_from_dict  # noqa: E402
-from training.selfplay import SelfPlayCollector, central_rows, draw_starting_scores  # noqa: E402
+from training.rollouts.selfplay import SelfPlayCollector, central_rows, draw_starting_scores  # noqa: E402
+from training.settings.config import config_from_dict  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -210,7 +210,7 @@ def test_a_rollout_is_a_function_of_the_generator_and_the_weights():
 def test_a_tiny_run_with_uniform_starting_scores_trains_end_to_end(tmp_path):
     """The whole loop on the batched engine with every kind of opponent and scores drawn per deal."""
     pytest.importorskip("agents.heuristic")
-    from training.ppo import train
+    from training.algorithms.ppo import train
 
     config = config_from_dict({
         "seed": 3, "torch_threads": 1, "env": {"starting_scores": "uniform"},

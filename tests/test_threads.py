@@ -1,4 +1,4 @@
-"""Thread counts that cannot oversubscribe the cores (training.threads): one intra-op thread per
+"""Thread counts that cannot oversubscribe the cores (training.workers.threads): one intra-op thread per
 process by default, ``auto`` counting the cores free to it, the training processes applying
 their config's ``torch_threads`` and every worker process using one."""
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import worker_faults
 
-from training import threads
-from training.config import ConfigError, config_from_dict
-from training.threads import THREAD_VARIABLES, free_cores, limit_threads, resolve_threads
-from training.worker_pool import run_jobs
+from training.settings.config import ConfigError, config_from_dict
+from training.workers import threads
+from training.workers.threads import THREAD_VARIABLES, free_cores, limit_threads, resolve_threads
+from training.workers.worker_pool import run_jobs
 
 torch = pytest.importorskip("torch")
 
@@ -79,7 +79,7 @@ def test_the_configs_take_a_count_or_auto():
 
 
 def test_a_training_process_uses_its_configs_threads(monkeypatch):
-    from training.ppo import _torch_device
+    from training.algorithms.ppo import _torch_device
 
     _torch_device(config_from_dict({"torch_threads": 2}))
     assert torch.get_num_threads() == 2

@@ -15,11 +15,11 @@ pytest.importorskip("numba")  # the collector steps the batched engine
 import numpy as np  # noqa: E402
 
 from agents.neural import ActorCritic, central_size, load_agent  # noqa: E402
+from training.algorithms.ppo import compute_gae, train  # noqa: E402
 from training.cli import main  # noqa: E402
-from training.config import Config, config_from_dict  # noqa: E402
-from training.ppo import compute_gae, train  # noqa: E402
-from training.runs import CONFIG, OUTPUT, Manifest  # noqa: E402
-from training.selfplay import SelfPlayCollector  # noqa: E402
+from training.records.runs import CONFIG, OUTPUT, Manifest  # noqa: E402
+from training.rollouts.selfplay import SelfPlayCollector  # noqa: E402
+from training.settings.config import Config, config_from_dict  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -145,7 +145,7 @@ def test_training_with_heuristic_advice(tmp_path):
 
 
 def test_final_evaluation_table(tmp_path, capsys):
-    pytest.importorskip("training.evaluate")
+    pytest.importorskip("training.evaluation.evaluate")
     config = tiny(tmp_path, "eval", train={"total_steps": 600}, evaluation={"final_deals": 6, "opponents": ["random"]})
     result = train(config)
     assert "random" in result.evaluations
@@ -191,7 +191,7 @@ def test_resume_refuses_a_different_network(tmp_path):
 
 def test_imitation_warm_start_and_init_from(tmp_path):
     pytest.importorskip("agents.heuristic")
-    pytest.importorskip("training.evaluate")
+    pytest.importorskip("training.evaluation.evaluate")
     config = tiny(tmp_path, "warm", train={"total_steps": 300}, pretrain={"deals": 12, "epochs": 2, "batch_size": 64},
                   evaluation={"interval": 10_000, "deals": 3})
     train(config)
@@ -225,7 +225,7 @@ def test_messages_go_above_the_progress_bar(tmp_path, monkeypatch):
 def test_imitation_epochs_show_a_progress_bar(tmp_path, capsys):
     pytest.importorskip("tqdm")
     from agents.heuristic import HeuristicAgent
-    from training.imitation import behaviour_clone, teacher_demonstrations
+    from training.algorithms.imitation import behaviour_clone, teacher_demonstrations
 
     config = tiny(tmp_path, "bc", pretrain={"deals": 2, "epochs": 2, "batch_size": 32})
     rules = config.to_rules()

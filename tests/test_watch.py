@@ -1,4 +1,4 @@
-"""``five-hundred watch``: agents play while a spectator sees every hand (training.watch)."""
+"""``five-hundred watch``: agents play while a spectator sees every hand (training.table.watch)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 import worker_faults
 from process_helpers import as_from_a_terminal
 
-from training.worker_pool import WorkerError, run_jobs
+from training.workers.worker_pool import WorkerError, run_jobs
 
 TESTS = Path(__file__).parent
 
@@ -102,7 +102,7 @@ def _interrupted_run(tmp_path: Path, whole_group: bool) -> tuple[subprocess.Comp
     SIGINT to the parent alone or to the whole group (as a terminal's Ctrl-C does)."""
     script = textwrap.dedent(f"""
         import worker_faults
-        from training.worker_pool import run_jobs
+        from training.workers.worker_pool import run_jobs
         if __name__ == "__main__":
             run_jobs(worker_faults.record_pid_then_work, [({str(tmp_path)!r}, i) for i in range(4)], 2, timeout=600)
     """)
@@ -138,11 +138,11 @@ def test_an_unguarded_script_says_what_is_missing(tmp_path):
     """A script that runs a pool without ``if __name__ == "__main__":``: every spawned worker
     imports it and would run it again; the error says so, not that a worker died (of memory?)."""
     script = tmp_path / "unguarded.py"
-    script.write_text("import worker_faults\nfrom training.worker_pool import run_jobs\n"
+    script.write_text("import worker_faults\nfrom training.workers.worker_pool import run_jobs\n"
                       "print(run_jobs(worker_faults.square, [1, 2, 3], 2, timeout=60))\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)])}
     result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("training.worker_pool.WorkerError:") and 'if __name__ == "__main__":' in last
+    assert last.startswith("training.workers.worker_pool.WorkerError:") and 'if __name__ == "__main__":' in last
     assert "memory" not in result.stderr

@@ -127,7 +127,7 @@ def test_evaluate_refuses_to_write_its_report_over_an_agent_file(tmp_path, capsy
 
 def write_progress(run: Path) -> Path:
     """A run folder whose progress.csv holds two updates (enough to draw the curves)."""
-    from training.runlog import CSV_COLUMNS
+    from training.records.runlog import CSV_COLUMNS
 
     run.mkdir()
     with (run / "progress.csv").open("w", newline="") as f:
@@ -216,8 +216,8 @@ def test_export_reports_the_weights_flushed_to_zero(checkpoint, capsys, tmp_path
 
 def test_a_run_makes_its_logging_dir_but_not_a_chain_of_folders(tmp_path):
     pytest.importorskip("torch")
-    from training.config import config_from_dict
-    from training.runs import open_run
+    from training.records.runs import open_run
+    from training.settings.config import config_from_dict
 
     def config(logging_dir: Path):
         return config_from_dict({"logging": {"dir": str(logging_dir), "run_name": "r", "tensorboard": False}})

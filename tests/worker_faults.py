@@ -1,4 +1,4 @@
-"""Jobs for the tests of ``training.worker_pool.run_jobs``: module-level, so that spawned
+"""Jobs for the tests of ``training.workers.worker_pool.run_jobs``: module-level, so that spawned
 worker processes can import them (this module imports nothing heavy)."""
 
 from __future__ import annotations

@@ -168,10 +168,11 @@ def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> 
 
 
 def _train(args: argparse.Namespace) -> int:
-    """Train an agent from a YAML config: PPO self-play (training.ppo), or DMC (training.dmc) with train.algorithm: dmc."""
-    from training.config import config_algorithm, load_config  # torch is imported only by the commands that need it
-    from training.ppo import train
-    from training.runs import TrainingFault
+    """Train an agent from a YAML config: PPO self-play (training.algorithms.ppo), or DMC
+    (training.algorithms.dmc) with train.algorithm: dmc."""
+    from training.algorithms.ppo import train
+    from training.records.runs import TrainingFault
+    from training.settings.config import config_algorithm, load_config  # torch is imported only by the commands that need it
 
     # The overrides take the rest of the line (argparse cannot mix a list of positionals with
     # flags), so the options written after them are picked out here.
@@ -182,7 +183,7 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
     overrides = [a for a in words if not a.startswith("-")] + _distributed_overrides(args, values)
     if config_algorithm(args.config, overrides) == "dmc":  # Deep Monte-Carlo: its own config model and loop
-        from training.dmc import DmcConfig, train_dmc
+        from training.algorithms.dmc import DmcConfig, train_dmc
 
         config, run = load_config(args.config, overrides, model=DmcConfig), train_dmc
     else:
@@ -200,8 +201,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _exit(args: argparse.Namespace) -> int:
-    """Expert iteration from a YAML config (training.expert_iteration parses its own arguments)."""
-    from training.expert_iteration import main as expert_iteration
+    """Expert iteration from a YAML config (training.algorithms.expert_iteration parses its own arguments)."""
+    from training.algorithms.expert_iteration import main as expert_iteration
 
     return expert_iteration(args.arguments)
 
@@ -222,7 +223,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     """Draw a run's learning curves from its progress.csv to a PNG."""
-    from training.plot import plot_run
+    from training.records.plot import plot_run
 
     print(f"wrote {plot_run(args.run, args.out)}")
     return 0
@@ -232,18 +233,18 @@ def _plot(args: argparse.Namespace) -> int:
 def _rules_from_args(args: argparse.Namespace) -> Any:
     """The preset of --rules with every --option KEY=VALUE applied."""
     from five_hundred_env.rules import make_rules
-    from training.config import parse_rule_option  # the one reader of rule-option text (configs use it too)
+    from training.settings.config import parse_rule_option  # the one reader of rule-option text (configs use it too)
 
     options = dict(parse_rule_option(item) for item in getattr(args, "option", None) or [])
     return make_rules(args.rules, **options)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    """Duplicate match between two agents (training.evaluate); prints a table, optionally writes JSON."""
+    """Duplicate match between two agents (training.evaluation.evaluate); prints a table, optionally writes JSON."""
     from agents.registry import agent_factory
     from five_hundred_env.files import check_output, write_atomic
-    from training.distributed import LOCAL, Backend
-    from training.evaluate import duplicate_match
+    from training.evaluation.evaluate import duplicate_match
+    from training.workers.distributed import LOCAL, Backend
 
     rules = _rules_from_args(args)
     _check_at_least(args.seed, "--seed", 0)
@@ -274,7 +275,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 # -- play and replay ---------------------------------------------------------------------------
 def _play(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
-    from training.terminal import play_in_terminal
+    from training.table.terminal import play_in_terminal
 
     rules = _rules_from_args(args)
     _check_at_least(args.seed, "--seed", 0)
@@ -285,7 +286,7 @@ def _play(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
-    from training.watch import watch_in_terminal
+    from training.table.watch import watch_in_terminal
 
     rules = _rules_from_args(args)
     _check_at_least(args.seed, "--seed", 0)
@@ -295,7 +296,7 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from training.terminal import replay_in_terminal
+    from training.table.terminal import replay_in_terminal
 
     return replay_in_terminal(args.file, args.step)
 
@@ -353,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_distributed_arguments(train, "the rollout warm start's worker processes (pretrain.rollouts.workers)")
     train.set_defaults(func=_train)
     sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
-                   "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.expert_iteration
+                   "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.algorithms.expert_iteration
     export = sub.add_parser("export", help="write a checkpoint's policy file: its actor alone, to ship and play")
     export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, e.g. runs/NAME/final.pt")
     export.add_argument("out", metavar="OUT.pt", help="the policy file to write")
@@ -414,7 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run(argv: Sequence[str] | None) -> int:
     from agents.registry import AgentUnavailableError
-    from training.worker_pool import WorkerError
+    from training.workers.worker_pool import WorkerError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -423,7 +424,7 @@ def _run(argv: Sequence[str] | None) -> int:
     command: Callable[[argparse.Namespace], int] = args.func
     try:
         return command(args)
-    # ValueError covers training.config.ConfigError and agents.neural.CheckpointError too
+    # ValueError covers training.settings.config.ConfigError and agents.neural.CheckpointError too
     except (ValueError, OSError, AgentUnavailableError, WorkerError) as e:
         print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
         return 2
@@ -431,7 +432,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the five-hundred command line on ``argv`` (default: the program's arguments); returns the exit status."""
-    from training.threads import limit_threads
+    from training.workers.threads import limit_threads
 
     limit_threads(1)  # before torch or numba starts a pool; train and exit then apply their config's torch_threads
     try:

@@ -6,7 +6,7 @@ with few tricks left in the card play, solved exactly). Every action is scored o
 cards, so the differences between actions have *common random numbers*. :func:`pimc_action_values`
 averages those values over worlds sampled uniformly from a seat's information set (docs/search.md
 §1), which is how :class:`~agents.search.pimc.PIMCAgent` decides and how
-``training.expert_iteration`` builds its improvement targets for the card play.
+``training.algorithms.expert_iteration`` builds its improvement targets for the card play.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from five_hundred_env.cards import mask_to_cards
 from five_hundred_env.engine import Deal
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.openspiel import load_game
-from training.evaluate import board_deals, mean_ci95
+from training.evaluation.evaluate import board_deals, mean_ci95
 
 
 def dealt_state(game, deal):

@@ -13,7 +13,7 @@ from sb3_contrib import MaskablePPO
 from agents import HeuristicAgent
 from agents.registry import agent_factory, register_agent
 from five_hundred_env import SingleAgentEnv
-from training.evaluate import duplicate_match
+from training.evaluation.evaluate import duplicate_match
 
 
 def main(argv: list[str] | None = None) -> float:

@@ -11,7 +11,7 @@ if they followed one another: a transition's next observation is the *next playe
 is the seat's reward on that one step only, and its episode ends only if its own action ended the
 deal. A seat that did not play the deal's last card never sees the deal's result, and its
 advantages run on into its next deal. :class:`PerSeatPPO` rewrites each seat's transitions before
-the usual PPO update so that, as in the project's own trainer (``training/ppo.py``, per-seat GAE):
+the usual PPO update so that, as in the project's own trainer (``training/algorithms/ppo.py``, per-seat GAE):
 
 * the reward is everything the seat received from its action up to its next turn (the deal's
   result, for its last action of a deal, whoever ended the deal);

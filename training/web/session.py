@@ -27,7 +27,7 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.records import record_of, replay_start
 from five_hundred_env.render import explain_illegal, trick_result, win_reason
 from five_hundred_env.rules import Rules
-from training.terminal import announcement, deal_summary
+from training.table.terminal import announcement, deal_summary
 from training.web.view import PublicTable, SeatViews, card_json
 
 MODES = ("play", "watch", "replay")

@@ -1,8 +1,8 @@
 """A duplicate match split into ranges of boards and games, each range played by a worker.
 
-The ranges' results come back in order and are tallied by :func:`training.evaluate.duplicate_match`
+The ranges' results come back in order and are tallied by :func:`training.evaluation.evaluate.duplicate_match`
 as one process would tally them, so its report is exactly the same whatever the split, the number
-of workers and the backend (:mod:`training.distributed`): every board and game has its own seed,
+of workers and the backend (:mod:`training.workers.distributed`): every board and game has its own seed,
 and every play reseeds its agents. Each worker builds its own agents from the match's specs.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from five_hundred_env.rules import Rules
-from training.distributed import Backend, run_jobs
-from training.matches import AgentLike, GameResult, PlayResult, board_results, game_results
+from training.evaluation.matches import AgentLike, GameResult, PlayResult, board_results, game_results
+from training.workers.distributed import Backend, run_jobs
 
 BOARDS_PER_JOB = 50
 """Boards per unit of work (the report does not depend on it)."""

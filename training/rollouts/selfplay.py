@@ -39,8 +39,8 @@ from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_va
 from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
-from training.config import Config
-from training.distributed import Backend, run_jobs
+from training.settings.config import Config
+from training.workers.distributed import Backend, run_jobs
 
 OPPONENT_KINDS = ("self_play", "snapshot", "heuristic", "random")
 SELF_PLAY, SNAPSHOT, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))
@@ -359,7 +359,7 @@ class ShardedCollector:
     the ``train.num_envs`` games in shards of at most :data:`GAMES_PER_SHARD`, each shard a task
     with the current weights and its own seed from the trainer's generator; the shards' rollouts
     are put together in shard order. A dead worker's task is retried; a failing one stops the run
-    (:class:`training.distributed.WorkerError`)."""
+    (:class:`training.workers.distributed.WorkerError`)."""
 
     def __init__(self, rules: Rules, config: Config, model: ActorCritic, pool_models: list[ActorCritic],
                  rng: np.random.Generator, backend: Backend) -> None:

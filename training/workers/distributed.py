@@ -6,7 +6,7 @@ its own seed). The backends fail the same way: a job that raises, a worker that 
 past its time-out each raise :class:`WorkerError` naming the job, and ``KeyboardInterrupt``
 propagates once every job still running has been stopped.
 
-* ``local`` (:mod:`training.worker_pool`): ``workers`` processes on this machine, no extra
+* ``local`` (:mod:`training.workers.worker_pool`): ``workers`` processes on this machine, no extra
   install. A worker that dies stops the run.
 * ``ray``: one Ray task per job (one CPU each) on the cluster at ``address`` (``None``: a Ray
   instance started on this machine for the run). As many jobs are in flight as the cluster has
@@ -17,7 +17,7 @@ propagates once every job still running has been stopped.
   five-hundred-env[ray]`` and, for neural agents, torch). Ray is imported only here, only when
   the backend is used: ``pip install 'five-hundred-env[ray]'``.
 
-On Ray, the PPO collector's shards are jobs too (:class:`training.selfplay.ShardedCollector`);
+On Ray, the PPO collector's shards are jobs too (:class:`training.rollouts.selfplay.ShardedCollector`);
 :func:`connected` keeps one connection for a whole training run.
 """
 
@@ -37,9 +37,9 @@ from itertools import islice
 from types import ModuleType
 from typing import Any, Literal
 
-from training.threads import limit_threads
-from training.worker_pool import POLL_S, WorkerError
-from training.worker_pool import run_jobs as run_local_jobs
+from training.workers.threads import limit_threads
+from training.workers.worker_pool import POLL_S, WorkerError
+from training.workers.worker_pool import run_jobs as run_local_jobs
 
 BackendKind = Literal["local", "ray"]
 
@@ -71,7 +71,7 @@ class Backend:
 
     @classmethod
     def from_config(cls, config: Any) -> Backend:
-        """The backend of a config's ``distributed`` section (:class:`training.config.DistributedConfig`)."""
+        """The backend of a config's ``distributed`` section (:class:`training.settings.config.DistributedConfig`)."""
         return cls(config.backend, config.address, config.max_retries)
 
     def describe(self) -> str:

@@ -2,7 +2,7 @@
 
 ``five-hundred train CONFIG.yaml [key.sub=value ...] [--resume]`` runs :func:`train_dmc` when the
 config says ``train.algorithm: dmc`` (``configs/dmc_australian.yaml``); every setting comes from
-the config (:class:`DmcConfig`, validated as the PPO configs are: ``training.config``).
+the config (:class:`DmcConfig`, validated as the PPO configs are: ``training.settings.config``).
 
 Collection
     One :class:`five_hundred_env.vector.BatchEngine` of ``train.num_envs`` games; every seat of
@@ -26,7 +26,7 @@ The update
 
 Runs
     The run folder, ``latest.pt``/``step_N.pt`` and ``--resume``/``--overwrite`` are
-    :mod:`training.runs`'; the log rows (``kind: dmc``) go through :class:`training.runlog.RunLog`;
+    :mod:`training.records.runs`'; the log rows (``kind: dmc``) go through :class:`training.records.runlog.RunLog`;
     the greedy network is evaluated in duplicate against ``evaluation.opponents`` every
     ``evaluation.interval`` learner steps and at the end (``final_eval`` rows, ``final_eval.json``),
     as the PPO runs are. ``final.pt`` plays through ``agents.make_agent(path)``
@@ -56,10 +56,8 @@ from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
-from training.config import CheckpointConfig, ConfigError, LoggingConfig, RulesConfig, Section
-from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
-from training.runlog import RunLog
-from training.runs import (
+from training.records.runlog import RunLog
+from training.records.runs import (
     CONFIG,
     NonFiniteError,
     RunFolder,
@@ -70,7 +68,9 @@ from training.runs import (
     save_checkpoint_file,
     write_checkpoint,
 )
-from training.threads import limit_threads
+from training.settings.config import CheckpointConfig, ConfigError, LoggingConfig, RulesConfig, Section
+from training.settings.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
+from training.workers.threads import limit_threads
 
 Log = Callable[[str], None]
 
@@ -124,7 +124,7 @@ class DmcNetworkConfig(Section):
 
 
 class DmcEvaluationConfig(Section):
-    """Duplicate evaluation of the greedy network (``training.evaluate.duplicate_match``)."""
+    """Duplicate evaluation of the greedy network (``training.evaluation.evaluate.duplicate_match``)."""
 
     interval: int = Field(250_000, ge=0, le=MAX_STEPS, description="learner steps between evaluations; 0 = final only")
     deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
@@ -360,8 +360,8 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
 def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc") -> Any:
     """A duplicate match of the greedy network (team A) against an agent spec (team B)."""
     from agents.registry import make_agent
-    from training.evaluate import duplicate_match
-    from training.runs import preserved_rng
+    from training.evaluation.evaluate import duplicate_match
+    from training.records.runs import preserved_rng
 
     with preserved_rng():
         agent = DMCAgent(rules, seed, model=model)
@@ -372,7 +372,7 @@ def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int
 
 
 def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, label: str = "dmc") -> dict[str, Any]:
-    from training.warmstart import score_ci
+    from training.algorithms.warmstart import score_ci
 
     row: dict[str, Any] = {}
     for opponent in config.evaluation.opponents:

@@ -1,10 +1,10 @@
 """The plays of a duplicate match: its boards, who sits where, the agents of each seat, and the
-results of boards and games, in the order :func:`training.evaluate.duplicate_match` tallies them.
+results of boards and games, in the order :func:`training.evaluation.evaluate.duplicate_match` tallies them.
 
-Both the one-process match (:mod:`training.evaluate`) and the ranges played by workers
-(:mod:`training.evaluate_ranges`) play through these functions, so their reports are the same;
+Both the one-process match (:mod:`training.evaluation.evaluate`) and the ranges played by workers
+(:mod:`training.evaluation.evaluate_ranges`) play through these functions, so their reports are the same;
 this module imports neither. Every play reseeds its agents, and every board and game has its own
-seed (see :mod:`training.evaluate` for the method).
+seed (see :mod:`training.evaluation.evaluate` for the method).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def play_board(
 def board_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
                   seats: Seats | None = None) -> Iterator[list[PlayResult]]:
     """The plays of boards ``start`` to ``stop`` (excluded) of the match of ``seed``, one list per
-    board, as :func:`training.evaluate.duplicate_match` plays them (``seats``: the match's agents,
+    board, as :func:`training.evaluation.evaluate.duplicate_match` plays them (``seats``: the match's agents,
     else built here)."""
     seats = seats or Seats(rules, agent_a, agent_b, seed)
     env = raw_env(rules=rules, episode="deal")

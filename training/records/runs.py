@@ -36,8 +36,8 @@ import torch
 from agents.neural import ActorCritic, CheckpointError, read_checkpoint, save_checkpoint
 from five_hundred_env.files import make_folder, write_atomic
 from five_hundred_env.rules import Rules
-from training.config import Config
-from training.selfplay import SnapshotPool
+from training.rollouts.selfplay import SnapshotPool
+from training.settings.config import Config
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = "five-hundred-run/1"

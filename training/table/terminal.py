@@ -8,7 +8,7 @@ unless ``NO_COLOR`` is set), the others' actions as the other players would see 
 they typed is not legal. Nothing they are shown depends on cards they may not see. Whatever ends
 the game (its end, ``quit``, end of input, Ctrl-C, SIGTERM), the game so far is saved when
 ``--save`` was given. (``five-hundred watch``, where a spectator sees every hand, is
-:mod:`training.watch`.)
+:mod:`training.table.watch`.)
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import torch
 from agents.neural import NeuralAgent, load_agent
 from agents.registry import make_agent
 from five_hundred_env.rules import Rules
-from training.runs import preserved_rng
+from training.records.runs import preserved_rng
 
 START, START_NAME = "start", "start.pt"
 """The opponent that is the run's own start, and its file in the run folder."""
@@ -23,7 +23,7 @@ def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: i
                     start: Path | None = None) -> Any:
     """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B):
     an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint."""
-    from training.evaluate import duplicate_match
+    from training.evaluation.evaluate import duplicate_match
 
     with preserved_rng(), torch.inference_mode():  # building a network draws from torch's generator
         other = _start_agent(start, rules, seed + 1) if opponent == START else make_agent(opponent, rules, seed + 1)

@@ -20,7 +20,7 @@ The fix is a distillation over positions of real games (docs/agents.md, "Pretrai
   its score weights zeroed (:func:`score_blind`) and the score inputs scaled like a PPO network's
   (``scores_at``), so that at a score of zero it plays exactly as before.
 
-``python -m training.score_tuning SOURCE OUT`` tunes the network of the checkpoint or policy file
+``python -m training.algorithms.score_tuning SOURCE OUT`` tunes the network of the checkpoint or policy file
 ``SOURCE`` and writes the policy file ``OUT`` (the same format, :func:`agents.neural.write_policy`).
 """
 
@@ -207,7 +207,7 @@ def tune(rules: Rules, model: ActorCritic, games: int, seed: int, margin: int, e
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.score_tuning", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.algorithms.score_tuning", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="the checkpoint or policy file of the network to tune")
     parser.add_argument("out", type=Path, help="the policy file to write")
     parser.add_argument("--games", type=int, default=300, help="games to 500 whose decisions are the positions")
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     tuned, stats = tune(source.rules, source.model, args.games, args.seed, args.margin, args.epochs,
                         args.learning_rate, cache=args.positions)
     print(" ".join(f"{k}={v:.4g}" for k, v in stats.items()))
-    note = (f"{args.source.name} score-tuned: python -m training.score_tuning --games {args.games} "
+    note = (f"{args.source.name} score-tuned: python -m training.algorithms.score_tuning --games {args.games} "
             f"--margin {args.margin} --epochs {args.epochs} --learning-rate {args.learning_rate} --seed {args.seed}")
     earlier = read_checkpoint(args.source).get("provenance", {}).get("note")
     if earlier:  # a policy file's own history goes on

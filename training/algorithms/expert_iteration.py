@@ -1,10 +1,10 @@
 """Expert iteration: learn from search, iteration by iteration, under a YAML config, resumable.
 
-    python -m training.expert_iteration CONFIG.yaml [KEY=VALUE ...] [--resume] [--overwrite]
+    python -m training.algorithms.expert_iteration CONFIG.yaml [KEY=VALUE ...] [--resume] [--overwrite]
 
 Each iteration
 
-1. **generates** data (``training.exit_data``) in ``generation.workers`` processes: deals played
+1. **generates** data (``training.rollouts.exit_data``) in ``generation.workers`` processes: deals played
    by the current network (iteration 0: a fresh ``network.advice: heuristic`` network, which plays
    as the heuristic, or ``init_from``'s weights), with improved targets at sampled decisions of
    every kind — rollouts of every candidate bid, discard and nomination on the same deal, PIMC
@@ -14,7 +14,7 @@ Each iteration
    ``cross_entropy`` imitates the best-scoring candidate), the critic to
    the results; the last ``fit.held_out`` of the chunks is held out and the epoch whose greedy
    policy gains most on it is kept (the starting weights, if no epoch gains);
-3. **logs** a row (``progress.csv`` and TensorBoard, through ``training.runlog.RunLog``), with a
+3. **logs** a row (``progress.csv`` and TensorBoard, through ``training.records.runlog.RunLog``), with a
    duplicate evaluation against the heuristic every ``evaluation.interval`` iterations, and
    **checkpoints** the network (``latest.pt`` and ``step_N.pt``, atomic, listed in the run's
    manifest) — the next iteration's rollouts are played by the improved network.
@@ -45,7 +45,20 @@ from agents.neural import ActorCritic, CheckpointError, central_size, load_train
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
-from training.config import (
+from training.evaluation.policy_evaluation import evaluate_policy, score_ci
+from training.records.runlog import RunLog
+from training.records.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
+from training.rollouts.exit_data import (
+    DECISION_KINDS,
+    RESULT_SCALE,
+    ChunkJob,
+    anchor_rows,
+    chunk_sizes,
+    generate_cached,
+    target_stats,
+    targets_of_kinds,
+)
+from training.settings.config import (
     MAX_DEALS,
     MAX_SEED,
     ConfigError,
@@ -57,23 +70,10 @@ from training.config import (
     load_config,
     save_config,
 )
-from training.config_base import TorchThreads
-from training.distributed import Backend
-from training.exit_data import (
-    DECISION_KINDS,
-    RESULT_SCALE,
-    ChunkJob,
-    anchor_rows,
-    chunk_sizes,
-    generate_cached,
-    target_stats,
-    targets_of_kinds,
-)
-from training.improvement_config import FitConfig, GameScoresConfig, SampleConfig
-from training.policy_evaluation import evaluate_policy, score_ci
-from training.runlog import RunLog
-from training.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
-from training.threads import limit_threads
+from training.settings.config_base import TorchThreads
+from training.settings.improvement_config import FitConfig, GameScoresConfig, SampleConfig
+from training.workers.distributed import Backend
+from training.workers.threads import limit_threads
 
 CHECKPOINT_KIND = "expert_iteration"
 """The ``kind`` entry of this trainer's checkpoints (a PPO ``latest.pt`` cannot resume it)."""
@@ -85,7 +85,7 @@ Log = Callable[[str], None]
 
 
 class GenerationConfig(GameScoresConfig):
-    """How each iteration's data are made (``training.exit_data``)."""
+    """How each iteration's data are made (``training.rollouts.exit_data``)."""
 
     deals: int = Field(300, gt=0, le=MAX_DEALS, description="deals played per iteration")
     chunk_deals: int = Field(25, gt=0, le=10_000, description="deals per unit of work (one seed each)")
@@ -152,7 +152,7 @@ class ExitConfig(Section):
 
 def load_exit_config(path: str | Path, overrides: Iterable[str] = ()) -> ExitConfig:
     """Read and validate an expert-iteration config with ``key.sub=value`` overrides, through the
-    same loader as the PPO configs (:func:`training.config.load_config`: safe YAML, errors that
+    same loader as the PPO configs (:func:`training.settings.config.load_config`: safe YAML, errors that
     name the file, the key and the override to blame; the run named after the file)."""
     return load_config(path, overrides, model=ExitConfig)
 
@@ -454,7 +454,7 @@ def train_exit(config: ExitConfig, resume: bool = False, overwrite: bool = False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m training.expert_iteration CONFIG.yaml [KEY=VALUE ...] [--resume] [--overwrite]``;
+    """``python -m training.algorithms.expert_iteration CONFIG.yaml [KEY=VALUE ...] [--resume] [--overwrite]``;
     returns the exit status (2, with a one-line message, for a bad config, run folder or checkpoint)."""
     parser = argparse.ArgumentParser(prog="five-hundred exit", description="Expert iteration: learn from search.")
     parser.add_argument("config", help="an expert-iteration YAML config (configs/exit_australian.yaml)")

@@ -3,7 +3,7 @@
 Warm starts (``pretrain``), in order, only before the first PPO update:
 
 * ``init_from``: the weights of an earlier checkpoint (same preset and network);
-* ``deals``: imitation of the teacher agent (:mod:`training.imitation`): PPO from a random
+* ``deals``: imitation of the teacher agent (:mod:`training.algorithms.imitation`): PPO from a random
   network learns that bidding loses, stops bidding, and never learns to play contracts;
 * ``rollouts``: one step of policy iteration over the heuristic: at sampled decisions of every
   kind, every candidate played out by the heuristic on the same deal, and the network fitted to
@@ -27,10 +27,9 @@ from agents.neural import load_training_weights, make_adviser, read_checkpoint
 from agents.registry import make_agent
 from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules
-from training.config import Config
-from training.policy_evaluation import START, START_NAME, evaluate_policy, score_ci
-from training.runlog import RunLog
-from training.runs import (
+from training.evaluation.policy_evaluation import START, START_NAME, evaluate_policy, score_ci
+from training.records.runlog import RunLog
+from training.records.runs import (
     CACHE,
     NonFiniteError,
     RunFolder,
@@ -39,6 +38,7 @@ from training.runs import (
     non_finite_tensors,
     save_checkpoint_file,
 )
+from training.settings.config import Config
 
 WARM_START_KINDS = {"imitation": "imitation", "rollouts": "rollouts", "eval": "warm_start_eval"}
 """The kind of ``progress.csv`` row each warm-start stage writes -> the stage's name."""
@@ -100,7 +100,7 @@ def init_from(config: Config, rules: Rules, session: Session, log: Log) -> None:
 
 def imitation(config: Config, rules: Rules, session: Session, runlog: RunLog, device: torch.device, log: Log) -> None:
     """Imitate the teacher: its demonstrations, then behaviour cloning (a row per epoch)."""
-    from training.imitation import behaviour_clone, teacher_demonstrations
+    from training.algorithms.imitation import behaviour_clone, teacher_demonstrations
 
     pc, st = config.pretrain, session.state
     log(f"imitation warm start: {pc.deals} deals of the {pc.teacher} agent in every seat")
@@ -122,11 +122,11 @@ def imitation(config: Config, rules: Rules, session: Session, runlog: RunLog, de
 def rollouts(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,
              device: torch.device, log: Log) -> None:
     """The one-step rollout improvement over the heuristic of every sampled decision kind
-    (:func:`training.exit_data.heuristic_rollouts`), fitted by :func:`training.expert_iteration.fit`
+    (:func:`training.rollouts.exit_data.heuristic_rollouts`), fitted by :func:`training.algorithms.expert_iteration.fit`
     (a row per epoch)."""
-    from training.distributed import Backend
-    from training.exit_data import DECISION_KINDS, RESULT_SCALE, chunk_sizes, heuristic_rollouts, target_stats
-    from training.expert_iteration import fit
+    from training.algorithms.expert_iteration import fit
+    from training.rollouts.exit_data import DECISION_KINDS, RESULT_SCALE, chunk_sizes, heuristic_rollouts, target_stats
+    from training.workers.distributed import Backend
 
     rc, st = config.pretrain.rollouts, session.state
     backend = Backend.from_config(config.distributed)

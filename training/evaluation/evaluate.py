@@ -17,7 +17,7 @@ contracts by type (suit, no trumps, misère including open misère), and optiona
 500 (A's win rate with a Wilson interval; the seats alternate between games of the same seed, so
 those are duplicated too).
 
-With ``workers`` above 1 or the Ray backend (:mod:`training.distributed`) the boards and games are
+With ``workers`` above 1 or the Ray backend (:mod:`training.workers.distributed`) the boards and games are
 split into ranges, each played in a worker with agents built there, and the results are tallied
 in board order as one process would: the report is exactly the same whatever the split (every
 play reseeds its agents, and every board and game has its own seed).
@@ -36,9 +36,8 @@ from agents.base import Agent
 from five_hundred_env.actions import OPEN_MISERE
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
-from training.distributed import LOCAL, Backend
-from training.evaluate_ranges import play_in_ranges
-from training.matches import (  # the plays of a match: boards, seats, results (re-exported)
+from training.evaluation.evaluate_ranges import play_in_ranges
+from training.evaluation.matches import (  # the plays of a match: boards, seats, results (re-exported)
     SIDES,
     AgentLike,
     BoardDeal,
@@ -52,7 +51,8 @@ from training.matches import (  # the plays of a match: boards, seats, results (
     play_board,
     seat_layouts,
 )
-from training.statistics import mean_ci95, t_quantile_975, wilson_ci95  # the report's intervals (re-exported)
+from training.evaluation.statistics import mean_ci95, t_quantile_975, wilson_ci95  # the report's intervals (re-exported)
+from training.workers.distributed import LOCAL, Backend
 
 
 # -- the report --------------------------------------------------------------------------------

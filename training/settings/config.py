@@ -38,9 +38,9 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules, make_rules
-from training.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, ConfigError, Section, TorchThreads
-from training.improvement_config import RolloutsConfig
-from training.yaml_loader import YamlError, parse_yaml
+from training.settings.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, ConfigError, Section, TorchThreads
+from training.settings.improvement_config import RolloutsConfig
+from training.settings.yaml_loader import YamlError, parse_yaml
 
 MAX_CONFIG_BYTES = 1_000_000
 """The largest config file read: real ones are a few kilobytes."""
@@ -149,7 +149,7 @@ class OpponentsConfig(Section):
 
 
 class EvaluationConfig(Section):
-    """Duplicate evaluation of the greedy policy (``training.evaluate.duplicate_match``)."""
+    """Duplicate evaluation of the greedy policy (``training.evaluation.evaluate.duplicate_match``)."""
 
     interval: int = Field(250_000, ge=0, le=MAX_STEPS, description="learner steps between evaluations; 0 = final only")
     deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
@@ -169,7 +169,7 @@ RENAMED_BID_ROLLOUTS = (
 class PretrainConfig(Section):
     """Optional warm starts, applied once at the start of a fresh run: the network's weights from
     an earlier checkpoint (``init_from``: same preset and network), then imitation of a teacher
-    (``training.imitation``) over ``deals`` deals of its play (0: none), then rollout improvement
+    (``training.algorithms.imitation``) over ``deals`` deals of its play (0: none), then rollout improvement
     over the heuristic (``rollouts``)."""
 
     init_from: str | None = Field(None, description="a checkpoint whose network weights start this run")
@@ -231,7 +231,7 @@ class CheckpointConfig(Section):
 
 
 class DistributedConfig(Section):
-    """Where the warm start's rollouts and the PPO rollouts run (``training.distributed``): this
+    """Where the warm start's rollouts and the PPO rollouts run (``training.workers.distributed``): this
     machine (``local``: the warm start's rollouts in ``pretrain.rollouts.workers`` processes, the PPO
     collector in the training process), or Ray tasks on a cluster (the PPO rollouts in shards)."""
 

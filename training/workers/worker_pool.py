@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Any
 
-from training.threads import limit_threads
+from training.workers.threads import limit_threads
 
 STARTUP_S = 120.0
 """How long workers may take to start and take their first job (they import the job's module:

@@ -23,7 +23,7 @@ observations only (common random numbers: every candidate meets the same hidden 
 differences are low-variance samples of the advantage).
 
 With ``starting_scores="uniform"`` every deal starts from side scores drawn over the game's range
-(``training.selfplay.draw_starting_scores``, as PPO's), which its observations and those of its
+(``training.rollouts.selfplay.draw_starting_scores``, as PPO's), which its observations and those of its
 playouts show, so the network learns to play at the scores a game to 500 reaches; with
 ``win_bonus`` the results (targets and the critic's returns) also count the deal's effect on the
 game: the side whose deal wins the game gains ``win_bonus`` points, zero-sum (:func:`game_result`).
@@ -57,9 +57,9 @@ from five_hundred_env.files import write_atomic
 from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet
-from training.distributed import LOCAL, Backend, run_jobs
-from training.improvement_config import RolloutsConfig
-from training.selfplay import draw_starting_scores
+from training.rollouts.selfplay import draw_starting_scores
+from training.settings.improvement_config import RolloutsConfig
+from training.workers.distributed import LOCAL, Backend, run_jobs
 
 _KIND_OF_PHASE = {phase: DECISION_KINDS.index(kind) for phase, kind in KIND_OF_PHASE.items()}
 """``kind`` in the data: the index of the decision's kind in ``DECISION_KINDS``."""

@@ -1,10 +1,10 @@
 """PPO self-play for Five Hundred, in the CleanRL style: GAE, the update, the training loop.
 
 ``five-hundred train CONFIG.yaml [key.sub=value ...] [--resume]`` runs :func:`train`. Every
-hyper-parameter comes from the config (:mod:`training.config`). The rollouts come from
-:class:`training.selfplay.SelfPlayCollector` (whole deals, the games of one batched engine, an
-opponent pool); the run's folder, checkpoints and resume from :mod:`training.runs`; its log rows from
-:class:`training.runlog.RunLog`.
+hyper-parameter comes from the config (:mod:`training.settings.config`). The rollouts come from
+:class:`training.rollouts.selfplay.SelfPlayCollector` (whole deals, the games of one batched engine, an
+opponent pool); the run's folder, checkpoints and resume from :mod:`training.records.runs`; its log rows from
+:class:`training.records.runlog.RunLog`.
 
 Rewards and advantages per seat
     GAE runs over each seat's *own* successive decisions: the next value of a decision is the
@@ -17,9 +17,9 @@ The update
     gradient clipping, optional KL early stop and linear learning-rate annealing. The critic may
     be *centralised* (``network.critic: central``): it also sees the hidden cards, from
     ``env.state()``, which is only used in training. A non-finite loss, gradient or weight stops
-    training (:class:`training.runs.NonFiniteError`) before anything non-finite is written.
+    training (:class:`training.records.runs.NonFiniteError`) before anything non-finite is written.
 
-Warm starts (optional, :mod:`training.warmstart`)
+Warm starts (optional, :mod:`training.algorithms.warmstart`)
     Earlier weights, imitation of the heuristic, rollout improvement of the bidding; each one
     finished is checkpointed, so a resume never repeats it. ``train.total_steps: 0`` stops there.
 """
@@ -43,10 +43,17 @@ import five_hundred_env
 from agents.neural import ActorCritic, central_size
 from agents.registry import make_agent
 from five_hundred_env.rules import Rules
-from training.config import Config, TrainConfig, save_config
-from training.distributed import Backend, connected
-from training.runlog import RunLog
-from training.runs import (
+from training.algorithms.warmstart import (
+    START,
+    WARM_START_KINDS,
+    evaluate_policy,
+    final_evaluation,
+    run_warm_starts,
+    score_ci,
+    start_path,
+)
+from training.records.runlog import RunLog
+from training.records.runs import (
     DiskFullError,
     NonFiniteError,
     RunFolder,
@@ -59,17 +66,10 @@ from training.runs import (
     read_training_checkpoint,
     save_checkpoint_file,
 )
-from training.selfplay import Rollout, SnapshotPool, collect_shard, make_collector
-from training.threads import limit_threads
-from training.warmstart import (
-    START,
-    WARM_START_KINDS,
-    evaluate_policy,
-    final_evaluation,
-    run_warm_starts,
-    score_ci,
-    start_path,
-)
+from training.rollouts.selfplay import Rollout, SnapshotPool, collect_shard, make_collector
+from training.settings.config import Config, TrainConfig, save_config
+from training.workers.distributed import Backend, connected
+from training.workers.threads import limit_threads
 
 
 @dataclass
@@ -324,8 +324,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
     ``stop_after_updates`` stops (with a checkpoint) after that many updates of this session,
     as an interrupted run would; ``log`` prints messages.
 
-    Raises :class:`training.runs.RunFolderError` (a ``ValueError``) for a folder that cannot be
-    used as asked, :class:`training.runs.DiskFullError` and :class:`training.runs.NonFiniteError`
+    Raises :class:`training.records.runs.RunFolderError` (a ``ValueError``) for a folder that cannot be
+    used as asked, :class:`training.records.runs.DiskFullError` and :class:`training.records.runs.NonFiniteError`
     (``RuntimeError``) when training stops on a fault, and lets ``KeyboardInterrupt`` through once
     it has said where ``--resume`` picks up."""
     rules = config.to_rules()

@@ -1,8 +1,8 @@
-"""Improved targets and their fit: the settings shared by expert iteration (``training.expert_iteration``)
-and the rollout warm start of PPO runs (``pretrain.rollouts``, ``training.warmstart``).
+"""Improved targets and their fit: the settings shared by expert iteration (``training.algorithms.expert_iteration``)
+and the rollout warm start of PPO runs (``pretrain.rollouts``, ``training.algorithms.warmstart``).
 
 Both measure, at sampled decisions, the advantage of every candidate action by playouts
-(``training.exit_data``) and fit the network to them (``training.expert_iteration.fit``).
+(``training.rollouts.exit_data``) and fit the network to them (``training.algorithms.expert_iteration.fit``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from training.config_base import MAX_DEALS, Section
+from training.settings.config_base import MAX_DEALS, Section
 
 
 class SampleConfig(Section):
@@ -27,7 +27,7 @@ class SampleConfig(Section):
 
 
 class FitConfig(Section):
-    """The fit of the actor to improved targets and the critic to results (``training.expert_iteration.fit``)."""
+    """The fit of the actor to improved targets and the critic to results (``training.algorithms.expert_iteration.fit``)."""
 
     objective: Literal["all_action", "cross_entropy"] = "all_action"
     epochs: int = Field(8, gt=0, le=10_000)
@@ -60,7 +60,7 @@ class GameScoresConfig(Section):
 
 
 class RolloutsConfig(GameScoresConfig):
-    """One-step rollout improvement over the heuristic of every sampled decision (``training.exit_data``
+    """One-step rollout improvement over the heuristic of every sampled decision (``training.rollouts.exit_data``
     with ``base="heuristic"``, ``play_targets="rollout"``), fitted by ``fit`` (0 deals: none)."""
 
     deals: int = Field(0, ge=0, le=MAX_DEALS)

@@ -22,7 +22,7 @@ from five_hundred_env.env import raw_env
 from five_hundred_env.files import write_atomic
 from five_hundred_env.render import cards_text, colour_supported, hand_text, labelled
 from five_hundred_env.rules import Rules
-from training.terminal import TableNews, Write, action_text
+from training.table.terminal import TableNews, Write, action_text
 
 GIF_FRAME_MS = 700
 """How long each frame of a ``--gif`` shows when no ``--delay`` is given."""

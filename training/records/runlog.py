@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from five_hundred_env.files import write_atomic
-from training.config import LoggingConfig
-from training.runs import RunFolder, RunFolderError
+from training.records.runs import RunFolder, RunFolderError
+from training.settings.config import LoggingConfig
 
 CSV_COLUMNS = (
     "kind", "global_step", "update", "env_steps", "deals", "time_s", "steps_per_s", "learning_rate",

@@ -29,7 +29,7 @@ from agents.base import Agent
 from agents.neural import ActorCritic, hidden_cards, policy_input
 from agents.play import play_deal
 from five_hundred_env.rules import Rules
-from training.config import PretrainConfig
+from training.settings.config import PretrainConfig
 
 
 class _Recorder(Agent):

@@ -1,7 +1,7 @@
 """What every config section shares: the base class, the error, the bounds on sizes and seeds.
 
-Its own module so that the sections defined outside :mod:`training.config`
-(:mod:`training.improvement_config`) need not import it.
+Its own module so that the sections defined outside :mod:`training.settings.config`
+(:mod:`training.settings.improvement_config`) need not import it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ MAX_SEED = 2**64 - 1
 """Seeds are non-negative and fit 64 bits (what ``torch.manual_seed`` accepts)."""
 
 TorchThreads = Annotated[int, Field(ge=0, le=1024)] | Literal["auto"]
-"""``torch_threads``: intra-op threads of the training process (see :mod:`training.threads`): a
+"""``torch_threads``: intra-op threads of the training process (see :mod:`training.workers.threads`): a
 whole number, ``auto`` (the cores free to it when it starts) or 0 (every usable core, as torch would)."""
 
 

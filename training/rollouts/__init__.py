@@ -1,0 +1,2 @@
+"""The games learners collect: PPO's self-play rollouts and snapshot pool (:mod:`.selfplay`) and
+expert iteration's search targets (:mod:`.exit_data`)."""

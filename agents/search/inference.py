@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.heuristic import HeuristicAgent
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal
+from five_hundred_env.engine import Deal, IllegalActionError
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
@@ -84,16 +84,27 @@ class AuctionInference:
     def consistent(self, worlds: list[Deal], info: InfoSet, scores: Sequence[int] | None = None) -> list[bool]:
         """For each world (a deal at ``info``'s decision point), whether every inferred seat's bids
         in ``info.bids`` are the heuristic's with that world's hand."""
+        return self.consistent_cards([(w.dealt, w.kitty) for w in worlds], info, scores)
+
+    def consistent_cards(self, worlds: Sequence[tuple[Sequence[int], int]], info: InfoSet,
+                         scores: Sequence[int] | None = None) -> list[bool]:
+        """:meth:`consistent` for worlds given as their dealt hands and kitty (no deal built)."""
         inferred = self.inferred_seats(info)
-        starts = [Deal(self.rules, w.dealt, w.kitty, w.dealer) for w in worlds]
+        starts = [Deal(self.rules, dealt, kitty, info.dealer) for dealt, kitty in worlds]
         alive = list(range(len(worlds)))
         for seat, action in info.bids:
             if seat in inferred and alive:
                 chosen = self.heuristic_bids([starts[i] for i in alive], scores)
                 wanted = self.table.compact[action]
                 alive = [i for i, c in zip(alive, chosen.tolist(), strict=True) if c == wanted]
+            legal = []
             for i in alive:
-                starts[i].apply_action(action)
+                try:
+                    starts[i].apply_action(action)
+                    legal.append(i)
+                except IllegalActionError:  # both_jokers_min_bid: this auction is illegal in that world
+                    pass
+            alive = legal
         keep = set(alive)
         return [i in keep for i in range(len(worlds))]
 
@@ -124,11 +135,14 @@ class ConsistentSampler:
         inference = self.inference
         while not self._ready and self.tested < inference.budget:
             size = min(ROUND, inference.budget - self.tested)
-            worlds = [self.uniform.sample(rng) for _ in range(size)]
+            uniform = self.uniform
+            cards = [uniform.dealt_cards(*uniform.sample_hidden(rng), rng) for _ in range(size)]
             self.tested += size
             inference.candidates += size
-            self._ready = [w for w, ok in zip(worlds, inference.consistent(worlds, self.info, self.scores), strict=True)
-                           if ok]
+            tests = inference.consistent_cards([(dealt, kitty) for dealt, kitty, _extra in cards], self.info, self.scores)
+            # only the accepted candidates are built into deals (replayed to the decision point)
+            built = [uniform.replay(*c) for c, ok in zip(cards, tests, strict=True) if ok]
+            self._ready = [world for world in built if world is not None]
             inference.accepted += len(self._ready)
         if self._ready:
             return self._ready.pop(0)

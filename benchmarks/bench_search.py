@@ -23,6 +23,7 @@ from typing import Any
 
 from agents.base import DECISION_KINDS as KINDS
 from agents.heuristic import HeuristicAgent
+from agents.search.inference import DEFAULT_BUDGET
 from agents.search.pimc import PIMCAgent, SearchRecord
 from agents.search.solver import action_values
 from agents.search.values import PlayOut, policy_play_out
@@ -132,6 +133,18 @@ def bench_decisions(deals: int, seed: int, options: dict[str, Any]) -> None:
             share = sum(1 for (estimated, realised) in rows if estimated >= threshold and realised != 0) / len(rows)
             print(f"    min_gain {threshold:3d}: one-step gain {mean:+6.2f} [{lo:+6.2f}, {hi:+6.2f}] points per "
                   f"decision, {share:.0%} deviate with an effect")
+    _print_inference([agent])
+
+
+def _print_inference(agents: list[PIMCAgent]) -> None:
+    """The auction inference's counts over ``agents`` (nothing when it is off)."""
+    counts = [a.inference for a in agents if a.inference is not None]
+    if not counts:
+        return
+    candidates, accepted = sum(c.candidates for c in counts), sum(c.accepted for c in counts)
+    print(f"inference: {candidates} candidate worlds tested, {accepted} accepted ({accepted / max(candidates, 1):.1%}), "
+          f"{sum(c.uniform_worlds for c in counts)} uniform worlds in {sum(c.uniform_decisions for c in counts)} "
+          f"decisions whose budget ran out")
 
 
 def bench_match(deals: int, seed: int, options: dict[str, Any]) -> None:
@@ -153,6 +166,7 @@ def bench_match(deals: int, seed: int, options: dict[str, Any]) -> None:
         seconds = sum(a.stats[kind].seconds for a in made)
         print(f"{kind:8s} {searches:5d} searched, {seconds / max(searches, 1):.3f} s each; deviations "
               f"{sum(a.stats[kind].deviations for a in made)}, fallbacks {sum(a.stats[kind].fallbacks for a in made)}")
+    _print_inference(made)
 
 
 def _min_gain_option(text: str) -> float | dict[str, float]:
@@ -179,6 +193,8 @@ def main() -> None:
         p.add_argument("--solver-tricks", type=int, default=4)
         p.add_argument("--search", default="+".join(KINDS), help="the kinds searched, e.g. bid+play")
         p.add_argument("--min-gain", default=None, help="points, or per kind: bid=160,play=0 (default: the agent's)")
+        p.add_argument("--inference", action="store_true", help="worlds consistent with the auction (agents/search/inference.py)")
+        p.add_argument("--inference-budget", type=int, default=DEFAULT_BUDGET, help="candidate worlds per decision")
     for p in (s, v, *searched):
         p.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -189,6 +205,8 @@ def main() -> None:
     else:
         options = {"worlds": args.worlds, "bid_worlds": args.bid_worlds, "kitty_worlds": args.kitty_worlds,
                    "solver_tricks": args.solver_tricks, "search": args.search}
+        if args.inference:
+            options.update(inference=True, inference_budget=args.inference_budget)
         if args.min_gain is not None:
             options["min_gain"] = _min_gain_option(args.min_gain)
         (bench_decisions if args.what == "decisions" else bench_match)(args.deals, args.seed, options)

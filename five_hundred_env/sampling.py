@@ -329,15 +329,15 @@ class WorldSampler:
     def sample(self, rng: random.Random) -> Deal:
         """A uniformly drawn complete deal at this decision point (a fresh :class:`Deal`)."""
         for _ in range(MAX_REJECTIONS):
-            deal = self._build(*self.sample_hidden(rng), rng)
+            deal = self.replay(*self.dealt_cards(*self.sample_hidden(rng), rng))
             if deal is not None:
                 return deal
         raise RuntimeError(f"no world consistent with the auction in {MAX_REJECTIONS} draws (both_jokers_min_bid)")
 
-    def _build(self, hands: list[int], extra: int, rng: random.Random) -> Deal | None:
-        """Replay the public record on a world; ``None`` if its auction is illegal there (both jokers)."""
+    def dealt_cards(self, hands: list[int], extra: int, rng: random.Random) -> tuple[list[int], int, int]:
+        """The hands as dealt and the kitty of a world drawn by :meth:`sample_hidden` (and its ``extra``,
+        for :meth:`replay`): a cheap form of the world, enough to replay its auction."""
         info = self.info
-        rules = info.rules
         dealt = [h | p for h, p in zip(hands, self.played, strict=True)]
         if info.phase == Phase.BIDDING:
             kitty = extra
@@ -346,14 +346,20 @@ class WorldSampler:
             dealt[info.contractor] = (dealt[info.contractor] | extra) & ~kitty
         else:  # which of the contractor's cards were the kitty is unknown: any split is as likely
             pool = mask_to_cards(dealt[info.contractor] | extra)
-            kitty = sum(1 << c for c in rng.sample(pool, rules.kitty_size))
+            kitty = sum(1 << c for c in rng.sample(pool, info.rules.kitty_size))
             dealt[info.contractor] = (dealt[info.contractor] | extra) & ~kitty
-        deal = Deal(rules, dealt, kitty, info.dealer)
+        return dealt, kitty, extra
+
+    def replay(self, dealt: list[int], kitty: int, extra: int) -> Deal | None:
+        """The public record replayed on a world of :meth:`dealt_cards`; ``None`` if its auction is
+        illegal there (``both_jokers_min_bid``)."""
+        info = self.info
+        deal = Deal(info.rules, dealt, kitty, info.dealer)
         try:
             for _seat, action in info.bids:
                 deal.apply_action(action)
         except IllegalActionError:
-            if rules.both_jokers_min_bid is None:
+            if info.rules.both_jokers_min_bid is None:
                 raise
             return None
         if info.phase == Phase.BIDDING:

@@ -27,6 +27,7 @@ import numpy as np
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
+from agents.search.inference import DEFAULT_BUDGET, AuctionInference
 from agents.search.tracking import ObservationTracker
 from agents.search.values import (
     HeuristicBatchPlayOut,
@@ -165,6 +166,9 @@ class PIMCAgent(Agent):
     ``rollout`` plays the worlds out (any stateless agent); each is an :class:`Agent`, an agent
     spec string (``"heuristic"``, ``"pretrained"``, a checkpoint path) or ``None`` for the
     heuristic. ``solver_tricks`` is how many tricks left the exact solver takes over at.
+    ``inference`` draws the worlds among those where the other seats bid as the heuristic would
+    (:mod:`agents.search.inference`; ``inference_budget`` candidate worlds per decision, then
+    uniform worlds, counted in :attr:`inference`); off, the worlds are uniform.
     """
 
     name = "pimc"
@@ -173,7 +177,8 @@ class PIMCAgent(Agent):
                  seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
                  search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
-                 kitty_worlds: int | None = None) -> None:
+                 kitty_worlds: int | None = None, inference: bool = False,
+                 inference_budget: int = DEFAULT_BUDGET) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -189,6 +194,10 @@ class PIMCAgent(Agent):
         self.seconds = seconds
         self.solver_tricks = solver_tricks
         self.min_gain = parse_min_gain(min_gain)
+        if not isinstance(inference, bool):
+            raise ValueError(f"inference must be true or false, got {inference!r}")
+        self.inference = AuctionInference(self.rules, inference_budget) if inference else None
+        """The auction inference of the worlds and its counts (``None``: uniform worlds)."""
         """Per kind: the points by which the best candidate's mean must beat the base agent's choice."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
@@ -247,12 +256,12 @@ class PIMCAgent(Agent):
             self.stats[kind].fallbacks += 1
             return self.table.compact[base_action]
         legal = [self.table.universal[int(a)] for a in legal_compact]
-        action = base_action if len(legal) == 1 else self._search(kind, info, legal, base_action)
+        action = base_action if len(legal) == 1 else self._search(kind, info, legal, base_action, vector)
         if kind == "play":
             self.tracker.record_own_play(vector, info, action)
         return self.table.compact[action]
 
-    def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int) -> int:
+    def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int, vector: np.ndarray) -> int:
         """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
         if self._play_out is None:  # the heuristic's playouts run in batches where numba is installed
@@ -262,7 +271,7 @@ class PIMCAgent(Agent):
         batch = self._play_out if isinstance(self._play_out, HeuristicBatchPlayOut) and self.seconds is None else None
         deferred: list[Deal] = []
         candidates = bid_candidates(legal, base_action) if kind == "bid" else legal
-        sampler = WorldSampler(info)
+        sampler = WorldSampler(info) if self.inference is None else self.inference.sampler(info, self._scores(vector, info.seat))
         totals = dict.fromkeys(candidates, 0.0)
         side = self.rules.side_of(info.seat)
         stats = self.stats[kind]
@@ -291,3 +300,10 @@ class PIMCAgent(Agent):
         stats.deviations += chosen != base_action
         stats.seconds += time.perf_counter() - start
         return chosen
+
+    def _scores(self, vector: np.ndarray, seat: int) -> list[int]:
+        """The game scores per side as ``vector`` shows them (tens of points, ``seat``'s side first)."""
+        relative = self.tracker.encoder.decode(vector)["scores"].tolist()
+        k = self.rules.num_sides
+        own = self.rules.side_of(seat)
+        return [10 * int(relative[(side - own) % k]) for side in range(k)]

@@ -341,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="default: --out with .json")
     parser.add_argument("--from-json", default=None, help="write --out again from a run's JSON (no training)")
     args = parser.parse_args(argv)
+    if args.eval_deals < 2 or args.pimc_deals == 1 or args.pimc_deals < 0:
+        parser.error("--eval-deals needs at least 2 boards and --pimc-deals 0 or at least 2 (an interval needs two)")
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())
         ran = parser.parse_args(shlex.split(data["command"])[2:])

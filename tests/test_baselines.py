@@ -57,7 +57,9 @@ def test_each_algorithm_completes_and_improves_over_its_random_start(baselines, 
     run = baselines.train_and_evaluate(algorithm, "australian", seed=1, minutes=0.2, points=2, deals=DEALS,
                                        folder=tmp_path, log=logged.append)
     assert [p["cpu_minutes"] >= 0.1 * k for k, p in enumerate(run["curve"], start=1)] == [True, True]
-    assert 0 < run["curve"][0]["steps"] < run["curve"][1]["steps"], "every chunk trains on new decisions"
+    # a first chunk may overshoot the first point's share (a cold numba cache compiles inside it): then the
+    # second point evaluates the same state again
+    assert 0 < run["curve"][0]["steps"] <= run["curve"][1]["steps"]
     assert len(logged) == 2 and logged[-1].startswith(f"{algorithm} australian seed 1:")
     final, start = run["curve"][-1]["random"], random_start_score
     assert final[0] > start[0] + 150, f"{algorithm} scores {final[0]:+.0f} against random, a random start {start[0]:+.0f}"
@@ -67,15 +69,21 @@ def test_each_algorithm_completes_and_improves_over_its_random_start(baselines, 
 def test_the_command_writes_the_table_the_json_and_the_plot(baselines, tmp_path) -> None:
     out = tmp_path / "baselines.md"
     assert baselines.main(["--minutes", "0.05", "--algorithms", "dmc", "--points", "1", "--eval-deals", "4",
-                           "--pimc-deals", "1", "--out", str(out)]) == 0
+                           "--pimc-deals", "2", "--out", str(out)]) == 0
     data = json.loads(out.with_suffix(".json").read_text())
     assert [r["algorithm"] for r in data["runs"]] == ["dmc"]
-    assert {(r["agent"], r["deals"]) for r in data["references"]} == {("heuristic", 4), ("pretrained", 4), ("pimc", 1)}
+    assert {(r["agent"], r["deals"]) for r in data["references"]} == {("heuristic", 4), ("pretrained", 4), ("pimc", 2)}
     table = out.read_text()
     dmc_row = next(line for line in table.splitlines() if line.startswith("| dmc | australian |"))
     assert f"{data['runs'][0]['curve'][-1]['random'][0]:+.0f}" in dmc_row
-    assert "| *pimc* (reference, 1 boards) | australian |" in table
+    assert "| *pimc* (reference, 2 boards) | australian |" in table
     assert (tmp_path / "baselines_australian.png").stat().st_size > 0
     again = tmp_path / "again.md"
     assert baselines.main(["--from-json", str(out.with_suffix(".json")), "--out", str(again)]) == 0
     assert again.read_text() == table, "the report is written again, figure for figure, from the run's JSON"
+
+
+def test_too_few_boards_for_an_interval_is_refused(baselines, capsys) -> None:
+    with pytest.raises(SystemExit):
+        baselines.main(["--pimc-deals", "1"])
+    assert "--pimc-deals 0 or at least 2" in capsys.readouterr().err

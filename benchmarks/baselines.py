@@ -12,12 +12,15 @@ moments along the way. Algorithms (``--algorithms``):
   random/heuristic opponents, ``network.advice: none``, no warm start);
 * ``dmc``: ``training.algorithms.dmc`` (the defaults of ``configs/dmc_australian.yaml``);
 * ``maskable_ppo``: sb3-contrib's ``MaskablePPO`` on ``gymnasium.make("FiveHundred-v1")`` (one
-  side against heuristic opponents), its defaults.
+  side against heuristic opponents), its defaults;
+* ``rllib_ppo``: RLlib's PPO on the adapter ``five_hundred_env.integrations.rllib``, set up by
+  docs/examples/rllib_ppo.py's ``build_config`` (one masked policy in every seat, sampling and
+  learning in this process), its module played greedily as an agent.
 
-RLlib's PPO is not run (see docs/baselines.md). Writes ``--out`` (the table: mean over seeds
-and the spread, CPU-minutes, learner steps; and for reference the heuristic and the shipped
-``pretrained`` network), one plot per preset beside it (``baselines_<preset>.png``: the score
-against CPU-minutes) and ``--json`` (every evaluation point).
+Writes ``--out`` (the table: mean over seeds and the spread, CPU-minutes, learner steps; and for
+reference the heuristic, the shipped ``pretrained`` network and ``pimc`` over ``--pimc-deals``
+boards), one plot per preset beside it (``baselines_<preset>.png``: the score against
+CPU-minutes) and ``--json`` (every evaluation point).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from agents.base import Agent
 
 Log = Callable[[str], None]
 OPPONENTS = ("random", "heuristic")
@@ -65,7 +70,7 @@ class PPORun:
         result = train(self.config, resume=self.started, stop_after_updates=self.chunk_updates, log=quiet)
         self.started, self.steps = True, result.global_step
 
-    def agent_spec(self) -> str:
+    def agent(self) -> str:
         from training.records.runs import checkpoint_dir_of
 
         return str(checkpoint_dir_of(self.config) / "latest.pt")  # type: ignore[arg-type]
@@ -115,43 +120,130 @@ class MaskablePPORun:
         self.model.learn(self.chunk_steps, reset_num_timesteps=False)
         self.steps = int(self.model.num_timesteps)
 
-    def agent_spec(self) -> str:
+    def agent(self) -> str:
         self.model.save(self.path)
         return str(self.path)
 
 
-RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun}
+def rllib_example() -> Any:
+    """docs/examples/rllib_ppo.py as a module: its ``build_config`` is the RLlib setup this run trains."""
+    import importlib.util
+
+    path = Path(__file__).parent.parent / "docs" / "examples" / "rllib_ppo.py"
+    spec = importlib.util.spec_from_file_location("rllib_ppo_example", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+class RLlibPolicyAgent(Agent):
+    """An RLlib ``ActionMaskingTorchRLModule`` as an agent: greedy (its most probable legal action),
+    as the project's evaluations play the other checkpoints."""
+
+    name = "rllib_ppo"
+
+    def __init__(self, module: Any, rules: str, seed: int | None = None) -> None:
+        super().__init__(rules, seed)
+        self.module = module
+
+    def act(self, observation: dict[str, Any]) -> int:
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        mask = observation["action_mask"]
+        batch = {Columns.OBS: {"observations": torch.as_tensor(observation["observation"], dtype=torch.float32)[None],
+                               "action_mask": torch.as_tensor(mask, dtype=torch.float32)[None]}}
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].numpy()
+        return int(np.argmax(np.where(mask > 0, logits, -np.inf)))
+
+
+class RLlibPPORun:
+    """RLlib's PPO through the adapter (docs/examples/rllib_ppo.py's ``build_config``: one masked policy
+    shared by every seat, ``reward="score"``, sampling and learning in this process), one iteration at a time."""
+
+    batch_size = 2000
+
+    def __init__(self, preset: str, seed: int, folder: Path) -> None:
+        import ray
+
+        example = rllib_example()
+        self.preset, self.policy_id = preset, example.SHARED_POLICY
+        if not ray.is_initialized():  # one local Ray for every run of the process; no dashboard, one CPU
+            ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        self.algo = example.build_config(batch_size=self.batch_size, minibatch_size=250, seed=seed, rules=preset).build_algo()
+        self.steps = 0
+
+    def advance(self) -> None:
+        from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+        result = self.algo.train()
+        self.steps = int(result["env_runners"][NUM_ENV_STEPS_SAMPLED_LIFETIME])
+
+    def agent(self) -> RLlibPolicyAgent:
+        return RLlibPolicyAgent(self.algo.get_module(self.policy_id), self.preset)
+
+    def close(self) -> None:
+        self.algo.stop()
+
+
+RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun, "rllib_ppo": RLlibPPORun}
 
 NOTES = [
-    "## What these runs are, and what is not here",
+    "## What these runs are",
     "",
     "- **ppo**: `training.algorithms.ppo` with the default config but `network.advice: none`, `num_envs: 32`, `num_steps: 64`,",
     "  no learning-rate annealing and no warm start (self-play, a snapshot pool, random and heuristic opponents).",
     "- **dmc**: `training.algorithms.dmc` with `configs/dmc_australian.yaml`'s settings (docs/dmc.md), the preset changed.",
     "- **maskable_ppo**: sb3-contrib's `MaskablePPO` (`MlpPolicy`, its defaults) on",
     "  `gymnasium.make(\"FiveHundred-v1\", team=0, opponents=heuristic)`: one side against heuristic opponents.",
+    "- **rllib_ppo**: RLlib's PPO (new API stack) on `five_hundred_env.integrations.rllib.FiveHundredMultiAgentEnv`,",
+    "  built by docs/examples/rllib_ppo.py's `build_config` (one masked policy in every seat, `reward=\"score\"`,",
+    "  2,000 agent steps per iteration, minibatches of 250, sampling and learning in this process on a local",
+    "  one-CPU Ray); evaluated by the project's duplicate evaluator with its module wrapped as an agent",
+    "  (`RLlibPolicyAgent`, greedy). Ray's own processes (raylet, GCS) are not in its CPU budget; its start",
+    "  (about 10 s wall-clock) is not either.",
+    "- The references: the heuristic, the shipped `pretrained` network and `pimc` (search, its defaults) played",
+    "  by the same evaluator, with their 95% intervals; `pimc` over fewer boards (`--pimc-deals`: seconds per board).",
     "- Reading the scores: on `australian`, about +500 against random together with a loss to the heuristic is",
     "  what a player that never bids scores (random's contracts fail, the heuristic's go unopposed): the plateau",
     "  every short run here reached first (docs/dmc.md measures DMC on it for a million learner steps).",
     "- The budget is this process's CPU time spent training (one torch thread); the evaluations are not counted.",
-    "  Learner steps are the decisions each algorithm trained on (for MaskablePPO, its environment steps).",
-    "- **Not run here**: RLlib's PPO (the adapter exists: docs/integrations-rl.md; a Ray cluster in the same",
-    "  CPU budget was not set up), and the `pimc` reference row (seconds per decision: too slow for this setting).",
-    "- This is the **short setting** (minutes per run, one seed): its figures say where each algorithm stands",
-    "  after a few CPU-minutes, not where it ends. The full run of the issue (2 seeds, an hour-scale budget, two",
-    "  presets) is the same command with larger `--minutes` and `--seeds 2`; it has not been run.",
+    "  Learner steps are the decisions each algorithm trained on (for MaskablePPO and RLlib, environment steps).",
+    "  A cold numba cache (a fresh checkout) compiles the batched engine inside the first run's budget.",
+    "",
+    "## The short setting and the full run",
+    "",
+    "This is the **short setting** (one seed, about a CPU-minute per run): its figures say where each algorithm",
+    "stands after a few CPU-minutes, not where it ends. The same command at a tiny budget runs in the test suite",
+    "(`tests/test_baselines.py`: every algorithm, 0.2 CPU-minutes, 24 boards, must beat a random start against random).",
+    "",
+    "The full run of issue 21 (every algorithm, 2 seeds, `australian` and `italian_3p`) is the same command with a",
+    "larger budget; it has **not** been run. Its time, estimated from the short setting's measured costs (the",
+    "command above: 17.9 minutes wall-clock for 8.3 CPU-minutes of training and 4,080 evaluation boards (80 of `pimc`),",
+    "so about 0.14 s a board, on the shared, loaded 2-core machine; the command runs its runs one after the other",
+    "on one core):",
+    "",
+    "    python benchmarks/baselines.py --minutes 4 --seeds 2 --presets australian italian_3p"
+    " --points 3 --eval-deals 100 --pimc-deals 40",
+    "",
+    "16 runs × 4 CPU-minutes = 64 minutes of training, 16 × 3 points × 200 boards + the references (960 boards,",
+    "160 of `pimc`) ≈ 10,560 boards ≈ 25 minutes of evaluation: **about 1 h 30 min** on one core, inside the",
+    "issue's 2 hours. `--minutes 5` adds 16 minutes (about 1 h 45 min). Two processes, one per preset (each",
+    "with its own `--out`), would halve the wall-clock on the 2 cores.",
     "",
 ]
 
 
-def evaluate(spec: str, preset: str, deals: int, seed: int) -> dict[str, list[float]]:
-    """``spec``'s duplicate score per deal against each opponent: [mean, ci low, ci high]."""
+def evaluate(agent: str | Agent, preset: str, deals: int, seed: int) -> dict[str, list[float]]:
+    """``agent``'s (an agent spec or an agent) duplicate score per deal against each opponent: [mean, ci low, ci high]."""
     from agents.registry import make_agent
     from training.evaluation.evaluate import duplicate_match
 
+    player = make_agent(agent, preset, seed) if isinstance(agent, str) else agent
     scores = {}
     for opponent in OPPONENTS:
-        report = duplicate_match(preset, make_agent(spec, preset, seed), make_agent(opponent, preset, seed + 1), deals, seed=seed)
+        report = duplicate_match(preset, player, make_agent(opponent, preset, seed + 1), deals, seed=seed)
         d = report.to_dict()["score_diff_per_deal"]
         scores[opponent] = [float(d["mean"]), float(d["ci95"][0]), float(d["ci95"][1])]
     return scores
@@ -162,28 +254,39 @@ def train_and_evaluate(algorithm: str, preset: str, seed: int, minutes: float, p
     """One run: its evaluation points (CPU-minutes of training, learner steps, scores)."""
     run = RUNS[algorithm](preset, seed, folder)
     budget, used, curve = minutes * 60, 0.0, []
-    for k in range(1, points + 1):
-        while used < budget * k / points:
-            start = time.process_time()
-            run.advance()
-            used += time.process_time() - start
-        scores = evaluate(run.agent_spec(), preset, deals, 9000 + seed)
-        curve.append({"cpu_minutes": used / 60, "steps": run.steps, **scores})
-        log(f"{algorithm} {preset} seed {seed}: {used / 60:.1f} CPU-min, {run.steps} steps, "
-            f"vs random {scores['random'][0]:+.0f}, vs heuristic {scores['heuristic'][0]:+.0f}")
+    try:
+        for k in range(1, points + 1):
+            while used < budget * k / points:
+                start = time.process_time()
+                run.advance()
+                used += time.process_time() - start
+            scores = evaluate(run.agent(), preset, deals, 9000 + seed)
+            curve.append({"cpu_minutes": used / 60, "steps": run.steps, **scores})
+            log(f"{algorithm} {preset} seed {seed}: {used / 60:.1f} CPU-min, {run.steps} steps, "
+                f"vs random {scores['random'][0]:+.0f}, vs heuristic {scores['heuristic'][0]:+.0f}")
+    finally:
+        if hasattr(run, "close"):  # RLlib's algorithm holds actors and threads
+            run.close()
     return {"algorithm": algorithm, "preset": preset, "seed": seed, "curve": curve}
 
 
-def reference_rows(presets: list[str], deals: int, log: Log) -> list[dict[str, Any]]:
+def reference_rows(presets: list[str], deals: int, pimc_deals: int, log: Log) -> list[dict[str, Any]]:
+    """The reference agents' scores: ``heuristic`` and ``pretrained`` over ``deals`` boards, ``pimc``
+    (its defaults: seconds per board) over ``pimc_deals``; a preset without a shipped network has no
+    ``pretrained`` row."""
     rows = []
     for preset in presets:
-        for spec in ("heuristic", "pretrained"):
+        for spec, boards in (("heuristic", deals), ("pretrained", deals), ("pimc", pimc_deals)):
+            if boards == 0:
+                continue
             try:
-                scores = evaluate(spec, preset, deals, 9000)
+                scores = evaluate(spec, preset, boards, 9000)
             except (ValueError, FileNotFoundError) as e:  # no shipped network for this preset
                 log(f"reference {spec} on {preset}: not available ({e})")
                 continue
-            rows.append({"agent": spec, "preset": preset, **scores})
+            rows.append({"agent": spec, "preset": preset, "deals": boards, **scores})
+            log(f"reference {spec} {preset} ({boards} boards): vs random {scores['random'][0]:+.0f}, "
+                f"vs heuristic {scores['heuristic'][0]:+.0f}")
     return rows
 
 
@@ -220,8 +323,9 @@ def write_report(results: list[dict[str, Any]], references: list[dict[str, Any]]
                              f"{int(np.mean([f['steps'] for f in finals])):,} |")
         for ref in references:
             if ref["preset"] == preset:
-                scores = f"{ref['random'][0]:+.0f} | {ref['heuristic'][0]:+.0f}"
-                lines.append(f"| *{ref['agent']}* (reference) | {preset} | {scores} | – | – |")
+                scores = " | ".join(f"{ref[o][0]:+.0f} [{ref[o][1]:+.0f}, {ref[o][2]:+.0f}]" for o in OPPONENTS)
+                lines.append(f"| *{ref['agent']}* (reference, {ref.get('deals', args.eval_deals)} boards) | {preset} | "
+                             f"{scores} | – | – |")
     lines += ["", "Plots: " + ", ".join(f"[{p}](baselines_{p}.png)" for p in args.presets) + ".", "", *NOTES]
     out.write_text("\n".join(lines) + "\n")
     plot(results, args.presets, out.parent)
@@ -256,10 +360,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithms", nargs="+", default=list(RUNS), choices=list(RUNS))
     parser.add_argument("--points", type=int, default=3, help="evaluations along each run")
     parser.add_argument("--eval-deals", type=int, default=200)
+    parser.add_argument("--pimc-deals", type=int, default=40, help="boards of the pimc reference row (0: none)")
     parser.add_argument("--out", default="docs/baselines.md")
     parser.add_argument("--json", default=None, help="default: --out with .json")
     parser.add_argument("--from-json", default=None, help="write --out again from a run's JSON (no training)")
     args = parser.parse_args(argv)
+    if args.eval_deals < 2 or args.pimc_deals == 1 or args.pimc_deals < 0:
+        parser.error("--eval-deals needs at least 2 boards and --pimc-deals 0 or at least 2 (an interval needs two)")
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())
         ran = parser.parse_args(shlex.split(data["command"])[2:])
@@ -278,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                 for seed in range(1, args.seeds + 1):
                     results.append(train_and_evaluate(algorithm, preset, seed, args.minutes, args.points, args.eval_deals,
                                                       Path(folder), print))
-    references = reference_rows(args.presets, args.eval_deals, print)
+    references = reference_rows(args.presets, args.eval_deals, args.pimc_deals, print)
     wall = time.time() - started
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json or Path(args.out).with_suffix(".json")).write_text(

@@ -1,0 +1,89 @@
+"""The baselines command (benchmarks/baselines.py, docs/baselines.md) at a tiny budget: each
+algorithm's run from a random start completes, and its checkpoint beats what a random start plays
+against ``random``.
+
+A random start is a freshly initialised policy: nearly uniform over the legal actions, i.e. the
+``random`` agent, whose duplicate score against ``random`` over the same boards is the reference
+each run must clearly pass (on ``australian`` every algorithm first learns to stop bidding into
+failed contracts, worth several hundred points per deal against random: docs/baselines.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("numba")
+
+ROOT = Path(__file__).resolve().parent.parent
+DEALS = 24
+SEED = 9001  # the evaluation seed of a run with seed 1 (9000 + seed)
+
+
+def load_baselines():
+    spec = importlib.util.spec_from_file_location("baselines", ROOT / "benchmarks" / "baselines.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def baselines():
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the command runs: the budget is one thread's CPU time
+    yield load_baselines()
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def random_start_score(baselines) -> list[float]:
+    """What a random start scores against ``random`` on the boards every run is evaluated on."""
+    return baselines.evaluate("random", "australian", DEALS, SEED)["random"]
+
+
+@pytest.mark.parametrize("algorithm", ["ppo", "dmc", "maskable_ppo", "rllib_ppo"])
+def test_each_algorithm_completes_and_improves_over_its_random_start(baselines, random_start_score, algorithm, tmp_path) -> None:
+    if algorithm == "maskable_ppo":
+        pytest.importorskip("sb3_contrib")
+    if algorithm == "rllib_ppo":
+        pytest.importorskip("ray.rllib")
+    logged: list[str] = []
+    run = baselines.train_and_evaluate(algorithm, "australian", seed=1, minutes=0.2, points=2, deals=DEALS,
+                                       folder=tmp_path, log=logged.append)
+    assert [p["cpu_minutes"] >= 0.1 * k for k, p in enumerate(run["curve"], start=1)] == [True, True]
+    # a first chunk may overshoot the first point's share (a cold numba cache compiles inside it): then the
+    # second point evaluates the same state again
+    assert 0 < run["curve"][0]["steps"] <= run["curve"][1]["steps"]
+    assert len(logged) == 2 and logged[-1].startswith(f"{algorithm} australian seed 1:")
+    final, start = run["curve"][-1]["random"], random_start_score
+    assert final[0] > start[0] + 150, f"{algorithm} scores {final[0]:+.0f} against random, a random start {start[0]:+.0f}"
+    assert final[1] > start[2], "the final score's interval lies above the random start's"
+
+
+def test_the_command_writes_the_table_the_json_and_the_plot(baselines, tmp_path) -> None:
+    out = tmp_path / "baselines.md"
+    assert baselines.main(["--minutes", "0.05", "--algorithms", "dmc", "--points", "1", "--eval-deals", "4",
+                           "--pimc-deals", "2", "--out", str(out)]) == 0
+    data = json.loads(out.with_suffix(".json").read_text())
+    assert [r["algorithm"] for r in data["runs"]] == ["dmc"]
+    assert {(r["agent"], r["deals"]) for r in data["references"]} == {("heuristic", 4), ("pretrained", 4), ("pimc", 2)}
+    table = out.read_text()
+    dmc_row = next(line for line in table.splitlines() if line.startswith("| dmc | australian |"))
+    assert f"{data['runs'][0]['curve'][-1]['random'][0]:+.0f}" in dmc_row
+    assert "| *pimc* (reference, 2 boards) | australian |" in table
+    assert (tmp_path / "baselines_australian.png").stat().st_size > 0
+    again = tmp_path / "again.md"
+    assert baselines.main(["--from-json", str(out.with_suffix(".json")), "--out", str(again)]) == 0
+    assert again.read_text() == table, "the report is written again, figure for figure, from the run's JSON"
+
+
+def test_too_few_boards_for_an_interval_is_refused(baselines, capsys) -> None:
+    with pytest.raises(SystemExit):
+        baselines.main(["--pimc-deals", "1"])
+    assert "--pimc-deals 0 or at least 2" in capsys.readouterr().err

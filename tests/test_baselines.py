@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,16 @@ def baselines():
     torch.set_num_threads(1)  # as the command runs: the budget is one thread's CPU time
     yield load_baselines()
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def no_ray_left_running():
+    """RLlib's run starts a Ray of its own in this process (one per command, as the command keeps
+    it): shut it after each test, or later tests that start their own Ray would meet this one."""
+    yield
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
 
 
 @pytest.fixture(scope="module")

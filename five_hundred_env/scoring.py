@@ -17,6 +17,13 @@ SLAM_VALUE = 250
 CONTRACT_TYPES = ("suit", "no_trumps", "misere")
 
 
+def zero_sum_result(change: Sequence[float], side: int) -> float:
+    """``side``'s score ``change`` minus the mean change of the other sides: the environment's
+    ``zero_sum`` reward before scaling (``Deal.zero_sum_result``)."""
+    k = len(change)
+    return float(change[side] - (sum(change) - change[side]) / (k - 1))
+
+
 def contract_type(contract: int) -> str:
     """``suit``, ``no_trumps`` or ``misere`` (open misère included) for a contract's bid id."""
     if contract in (MISERE, OPEN_MISERE):

@@ -23,6 +23,7 @@ from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
+from five_hundred_env.scoring import zero_sum_result
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """A policy on the environment's terms: an observation dict in, a compact action id out."""
@@ -72,12 +73,6 @@ def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
     if rules.preset not in COMPILED_PRESETS:
         return None
     return HeuristicBatchPlayOut(rules)
-
-
-def zero_sum(change: list[int], side: int) -> float:
-    """``side``'s zero-sum result from each side's score change (``Deal.zero_sum_result``)."""
-    k = len(change)
-    return float(change[side] - (sum(change) - change[side]) / (k - 1))
 
 
 def policy_play_out(rules: Rules, policy: Policy, scores: Sequence[int] | None = None) -> PlayOut:
@@ -132,7 +127,7 @@ def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play
                 trial.apply_action(action)
                 trials.append(trial)
     changes = iter(play_out(trials) if trials else [])
-    return [solved if solved is not None else {a: zero_sum(next(changes), side) for a in actions}
+    return [solved if solved is not None else {a: zero_sum_result(next(changes), side) for a in actions}
             for solved in values]
 
 
@@ -173,10 +168,9 @@ def solved_result(deal: Deal, tricks: int, side: int) -> float:
     k = rules.num_sides
     team = {rules.side_of(s) for s in deal.contracting_seats()}  # a five-handed partner's side too (§10.6)
     change = side_scores(deal, tricks)
-    total = sum(change)
     if side in team:
-        return change[side] - (total - change[side]) / (k - 1)
-    team_result = sum(change[t] - (total - change[t]) / (k - 1) for t in team)
+        return zero_sum_result(change, side)
+    team_result = sum(zero_sum_result(change, t) for t in team)
     return -team_result / (k - len(team))
 
 

@@ -30,7 +30,7 @@ from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUI
 from five_hundred_env.engine.explicit import deal_rules, parse_deal
 from five_hundred_env.engine.phase import IllegalActionError, Phase, action_id
 from five_hundred_env.rules import Rules
-from five_hundred_env.scoring import contract_made, deal_score
+from five_hundred_env.scoring import contract_made, deal_score, zero_sum_result
 
 # Plain-int phases for the hot paths (IntEnum members compare equal to these).
 _BIDDING, _DISCARD, _NOMINATE, _PLAY, _DEAL_OVER, _CALL = 0, 1, 2, 3, 4, 5
@@ -446,9 +446,7 @@ class Deal:
     def zero_sum_result(self, side: int) -> float:
         """``side``'s score change minus the mean change of the other sides (0 until the deal is
         scored): the environment's ``zero_sum`` reward before scaling."""
-        change = self.score_change or [0] * self.rules.num_sides
-        k = len(change)
-        return float(change[side] - (sum(change) - change[side]) / (k - 1))
+        return zero_sum_result(self.score_change or [0] * self.rules.num_sides, side)
 
     def side_tricks(self) -> list[int]:
         """Tricks won by each side so far."""

@@ -261,7 +261,7 @@ class BatchEngine:
         self._check_game(game)
         if not isinstance(deal, Deal) or deal.rules != self.rules:
             raise ValueError(f"deal must be a Deal of this engine's rules ({self.rules.describe()}), got {deal!r}")
-        sides = check_scores(self.rules, scores) if scores is not None else None
+        sides = _check_sides(self.rules, scores) if scores is not None else None
         history = np.array(deal.history, dtype=np.int64)
         if ((history < 0) | (history >= NUM_UNIVERSAL_ACTIONS)).any():
             raise ValueError(f"the deal's history holds ids that are no actions: {history.tolist()}")

@@ -57,6 +57,7 @@ from five_hundred_env.files import write_atomic
 from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet
+from five_hundred_env.scoring import zero_sum_result
 from training.rollouts.selfplay import draw_starting_scores
 from training.settings.improvement_config import RolloutsConfig
 from training.workers.distributed import LOCAL, Backend, run_jobs
@@ -223,7 +224,7 @@ def game_result(rules: Rules, scores: Sequence[int], win_bonus: float) -> Result
         winners = game_winners(rules, [s + c for s, c in zip(scores, deal.score_change or (), strict=True)], deal)
         if winners:
             bonus = [win_bonus if s in winners else 0.0 for s in range(k)]
-            value += bonus[side] - (sum(bonus) - bonus[side]) / (k - 1)
+            value += zero_sum_result(bonus, side)
         return value
 
     return result

@@ -93,7 +93,7 @@ def env(**kwargs: Any) -> raw_env:
     return raw_env(**kwargs)
 
 
-def _is_finite_number(value: Any) -> bool:
+def is_finite_number(value: Any) -> bool:
     """A real number (numpy's included), not a bool, neither NaN nor infinite."""
     return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
             and math.isfinite(value))
@@ -156,11 +156,11 @@ class raw_env(AECEnv):
             raise ValueError("reward='win' needs episode='game' (a deal has no winner)")
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array'; got {render_mode!r}")
-        if not _is_finite_number(reward_scale) or reward_scale <= 0:
+        if not is_finite_number(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
-        if not _is_finite_number(win_shaping) or (win_shaping != 0 and reward != "win"):
+        if not is_finite_number(win_shaping) or (win_shaping != 0 and reward != "win"):
             raise ValueError(f"win_shaping must be a finite number, and non-zero only with reward='win'; got {win_shaping!r}")
-        if not _is_finite_number(illegal_reward):
+        if not is_finite_number(illegal_reward):
             raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         if max_deals is not None and (not isinstance(max_deals, (int, np.integer)) or isinstance(max_deals, bool)
                                       or max_deals < 1):

@@ -8,7 +8,6 @@ After every step the acting seat, its action mask and its observation (the AEC e
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -22,7 +21,7 @@ from five_hundred_env.actions import (
     ActionTable,
 )
 from five_hundred_env.engine import Deal, IllegalActionError, check_scores, parse_deal
-from five_hundred_env.env import check_seed
+from five_hundred_env.env import check_seed, is_finite_number
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.vector import _step
@@ -164,13 +163,11 @@ class BatchEngine:
         for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES)):
             if value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-        if (not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or not math.isfinite(reward_scale)
-                or reward_scale <= 0):
+        if not is_finite_number(reward_scale) or reward_scale <= 0:
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
         if reward == "win" and episode != "game":
             raise ValueError("reward='win' needs episode='game' (a deal has no winner)")
-        if (not isinstance(win_shaping, (int, float)) or isinstance(win_shaping, bool) or not math.isfinite(win_shaping)
-                or (win_shaping != 0 and reward != "win")):
+        if not is_finite_number(win_shaping) or (win_shaping != 0 and reward != "win"):
             raise ValueError(f"win_shaping must be a finite number, and non-zero only with reward='win'; got {win_shaping!r}")
         rules = self.rules
         self.num_games = num_games

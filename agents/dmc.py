@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from agents.base import Agent
-from agents.neural import ACTIVATIONS, MAX_PARAMETERS, SCORE_SCALE, CheckpointError, _check_rules, load_agent
+from agents.neural import ACTIVATIONS, MAX_PARAMETERS, SCORE_SCALE, CheckpointError, check_rules, load_agent
 from five_hundred_env.rules import Rules, make_rules
 
 DMC_FORMAT = "five-hundred-dmc-v1"
@@ -144,7 +144,7 @@ def read_dmc_checkpoint(data: dict[str, Any], path: str | Path, rules: Rules | s
     if rules is None:
         return model, trained
     wanted = make_rules(rules) if isinstance(rules, str) else rules
-    _check_rules(Path(path), trained, wanted)
+    check_rules(Path(path), trained, wanted)
     return model, wanted
 
 

@@ -325,11 +325,11 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
         data["model"] = {name: t.float() if t.is_floating_point() else t for name, t in data["model"].items()}
     data["policy_only"] = policy_only
     if rules is not None:
-        _check_rules(path, trained, make_rules(rules) if isinstance(rules, str) else rules)
+        check_rules(path, trained, make_rules(rules) if isinstance(rules, str) else rules)
     return data
 
 
-def _check_rules(path: Path, trained: Rules, wanted: Rules) -> None:
+def check_rules(path: Path, trained: Rules, wanted: Rules) -> None:
     """Refuse another preset; warn, naming them, about rule options other than the trained ones."""
     if trained.preset != wanted.preset:
         raise CheckpointError(f"{path} was trained for the {trained.preset!r} preset and cannot play {wanted.preset!r} "

@@ -122,6 +122,31 @@ DECKS = {
 """The deck of each preset as a card mask (docs/rules.md §2)."""
 
 
+KERNEL_MASK_BITS = 64
+"""The width of the card masks of the compiled (numba) kernels: one ``int64`` word."""
+
+
+def kernel_card_ids(deck: int) -> tuple[int, ...]:
+    """Each universal card id's bit in the compiled kernels' 64-bit card masks, for the pack ``deck``
+    (-1 for an id not in the pack).
+
+    Every pack has at most 63 cards, but ``six_handed``'s hearts 12 and 13 hold ids 64 and 65: those
+    take the lowest ids below 64 that the pack lacks and that are no joker's (there, spades 13 and
+    clubs 13), so a kernel must read suits and ranks from tables indexed by these bits, never from the
+    bit itself. Every other card keeps its id: the packs of two to five players map to themselves.
+    """
+    free = [c for c in range(KERNEL_MASK_BITS) if not deck >> c & 1 and c not in (JOKER1, JOKER2)]
+    bits = []
+    for c in range(NUM_CARD_IDS):
+        if not deck >> c & 1:
+            bits.append(-1)
+        elif c < KERNEL_MASK_BITS:
+            bits.append(c)
+        else:
+            bits.append(free.pop(0))
+    return tuple(bits)
+
+
 def popcount(mask: int) -> int:
     return mask.bit_count()
 

@@ -19,7 +19,7 @@ from conftest import act, card_name, discard_kitty, hand, legal, make_deal, name
 import five_hundred_env
 from five_hundred_env import ActionTable, Deal, Game, IllegalActionError, action_to_str, make_rules, parse_action
 from five_hundred_env.actions import FIRST_PARTNER, card_action, partner_action
-from five_hundred_env.cards import DECKS, PLAIN_ORDER, card_suit, card_to_str, mask_to_cards, parse_card
+from five_hundred_env.cards import DECKS, PLAIN_ORDER, card_suit, card_to_str, kernel_card_ids, mask_to_cards, parse_card
 from five_hundred_env.engine import EFFECTIVE_SUIT, WIN_KEY, Phase
 from five_hundred_env.records import record_of, replay
 from five_hundred_env.scoring import deal_score
@@ -56,6 +56,18 @@ def test_sides():
     assert six.partners_of(1) == (3, 5)
     for seat in range(6):  # an opponent on either side
         assert six.side_of((seat + 1) % 6) != six.side_of(seat) != six.side_of((seat - 1) % 6)
+
+
+@pytest.mark.parametrize("preset", list(DECKS))
+def test_every_pack_fits_the_kernels_64_bit_masks(preset):
+    """§10.1: the packs use up to 66 card ids, but each has at most 63 cards: each card gets its own bit
+    below 64, its own id wherever that id is below 64."""
+    bits = kernel_card_ids(DECKS[preset])
+    in_pack = [c for c in range(len(bits)) if DECKS[preset] >> c & 1]
+    assert sorted(bits[c] for c in in_pack) == sorted(set(bits[c] for c in in_pack))
+    assert all(0 <= bits[c] < 64 for c in in_pack)
+    assert all(bits[c] == c for c in in_pack if c < 64)
+    assert all(bits[c] == -1 for c in range(len(bits)) if c not in in_pack)
 
 
 def test_rank_order_and_new_rank_letters():

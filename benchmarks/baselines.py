@@ -212,25 +212,22 @@ NOTES = [
     "  Learner steps are the decisions each algorithm trained on (for MaskablePPO and RLlib, environment steps).",
     "  A cold numba cache (a fresh checkout) compiles the batched engine inside the first run's budget.",
     "",
-    "## The short setting and the full run",
+    "## The full run, the short setting, the tests",
     "",
-    "This is the **short setting** (one seed, about a CPU-minute per run): its figures say where each algorithm",
-    "stands after a few CPU-minutes, not where it ends. The same command at a tiny budget runs in the test suite",
-    "(`tests/test_baselines.py`: every algorithm, 0.2 CPU-minutes, 24 boards, must beat a random start against random).",
+    "- **The full run** of issue 21 (every algorithm, 2 seeds, 4 CPU-minutes of training a run, `australian` and",
+    "  `italian_3p`): one process per preset, side by side on the 2 cores, then one table from both JSON files:",
     "",
-    "The full run of issue 21 (every algorithm, 2 seeds, `australian` and `italian_3p`) is the same command with a",
-    "larger budget; it has **not** been run. Its time, estimated from the short setting's measured costs (the",
-    "command above: 17.9 minutes wall-clock for 8.3 CPU-minutes of training and 4,080 evaluation boards (80 of `pimc`),",
-    "so about 0.14 s a board, on the shared, loaded 2-core machine; the command runs its runs one after the other",
-    "on one core):",
+    *(f"      python benchmarks/baselines.py --minutes 4 --seeds 2 --presets {p} --points 3 --eval-deals 200"
+      f" --pimc-deals 40 --out runs/baselines_{p}.md" for p in ("australian", "italian_3p")),
+    "      python benchmarks/baselines.py --from-json runs/baselines_australian.json runs/baselines_italian_3p.json",
     "",
-    "    python benchmarks/baselines.py --minutes 4 --seeds 2 --presets australian italian_3p"
-    " --points 3 --eval-deals 100 --pimc-deals 40",
-    "",
-    "16 runs × 4 CPU-minutes = 64 minutes of training, 16 × 3 points × 200 boards + the references (960 boards,",
-    "160 of `pimc`) ≈ 10,560 boards ≈ 25 minutes of evaluation: **about 1 h 30 min** on one core, inside the",
-    "issue's 2 hours. `--minutes 5` adds 16 minutes (about 1 h 45 min). Two processes, one per preset (each",
-    "with its own `--out`), would halve the wall-clock on the 2 cores.",
+    "  Its wall-clock is the longer process's (above, when this page is the full run); on one core, run them one",
+    "  after the other: about twice that.",
+    "- **The short setting** (one seed, about a CPU-minute a run; about 18 minutes on the loaded 2-core machine):",
+    "  `--minutes 1 --seeds 1 --presets australian italian_3p --points 2 --eval-deals 100 --pimc-deals 20`. Its",
+    "  figures say where each algorithm stands after a few CPU-minutes, not where it ends.",
+    "- **The tests** run the same code at a tiny budget (`tests/test_baselines.py`: every algorithm, 0.2",
+    "  CPU-minutes, 24 boards, must beat a random start against random).",
     "",
 ]
 
@@ -297,15 +294,19 @@ def fmt(values: list[float]) -> str:
 
 
 def write_report(results: list[dict[str, Any]], references: list[dict[str, Any]], args: argparse.Namespace,
-                 command: str, wall_s: float) -> None:
+                 commands: list[str], wall_s: float) -> None:
+    """``--out`` (the table and the notes) and a plot per preset, from the runs of ``commands`` (several:
+    processes run side by side, ``wall_s`` the longest)."""
     out = Path(args.out)
     lines = [
         "# Baselines from a random start",
         "",
         "What standard RL reaches on this game from a **random start** (no imitation, no heuristic advice),",
-        "per CPU budget. Every number below was printed by this command (its JSON beside it):",
+        "per CPU budget. Every number below was printed by "
+        + ("this command (its JSON beside it):" if len(commands) == 1 else
+           f"these {len(commands)} commands, run side by side, one process each (their JSON beside it):"),
         "",
-        f"    {command}",
+        *(f"    {command}" for command in commands),
         "",
         f"It took {wall_s / 60:.0f} minutes of wall-clock on the 2-core machine it ran on (shared with other jobs).",
         f"Scores are duplicate points per deal ({args.eval_deals} boards, seed 9000 + the run's seed; 95% intervals in",
@@ -363,15 +364,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pimc-deals", type=int, default=40, help="boards of the pimc reference row (0: none)")
     parser.add_argument("--out", default="docs/baselines.md")
     parser.add_argument("--json", default=None, help="default: --out with .json")
-    parser.add_argument("--from-json", default=None, help="write --out again from a run's JSON (no training)")
+    parser.add_argument("--from-json", nargs="+", default=None,
+                        help="write --out again from runs' JSON files (no training); several: runs made side by side, "
+                             "e.g. one process per preset, in one table")
     args = parser.parse_args(argv)
     if args.eval_deals < 2 or args.pimc_deals == 1 or args.pimc_deals < 0:
         parser.error("--eval-deals needs at least 2 boards and --pimc-deals 0 or at least 2 (an interval needs two)")
     if args.from_json:
-        data = json.loads(Path(args.from_json).read_text())
-        ran = parser.parse_args(shlex.split(data["command"])[2:])
-        ran.out = args.out
-        write_report(data["runs"], data["references"], ran, data["command"], data["wall_s"])
+        runs = [json.loads(Path(f).read_text()) for f in args.from_json]
+        ran = [parser.parse_args(shlex.split(data["command"])[2:]) for data in runs]
+        if len({(r.seeds, r.eval_deals, tuple(r.algorithms)) for r in ran}) > 1:
+            parser.error("--from-json: the runs differ in --seeds, --eval-deals or --algorithms; one table needs them equal")
+        merged = ran[0]
+        merged.out, merged.presets = args.out, [p for r in ran for p in r.presets]
+        write_report([x for data in runs for x in data["runs"]], [x for data in runs for x in data["references"]], merged,
+                     [data["command"] for data in runs], max(data["wall_s"] for data in runs))
         return 0
     import torch
 
@@ -390,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json or Path(args.out).with_suffix(".json")).write_text(
         json.dumps({"command": command, "wall_s": wall, "runs": results, "references": references}, indent=1))
-    write_report(results, references, args, command, wall)
+    write_report(results, references, args, [command], wall)
     print(f"wrote {args.out} in {wall / 60:.1f} minutes")
     return 0
 

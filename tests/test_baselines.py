@@ -93,6 +93,21 @@ def test_the_command_writes_the_table_the_json_and_the_plot(baselines, tmp_path)
     assert baselines.main(["--from-json", str(out.with_suffix(".json")), "--out", str(again)]) == 0
     assert again.read_text() == table, "the report is written again, figure for figure, from the run's JSON"
 
+    # a second process's run (another preset, as the full run makes them side by side) joins the same table
+    other = {**data, "command": data["command"] + " --presets italian_3p", "wall_s": data["wall_s"] + 60,
+             "runs": [{**r, "preset": "italian_3p"} for r in data["runs"]],
+             "references": [{**r, "preset": "italian_3p"} for r in data["references"]]}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    both = tmp_path / "both.md"
+    assert baselines.main(["--from-json", str(out.with_suffix(".json")), str(tmp_path / "other.json"), "--out", str(both)]) == 0
+    merged = both.read_text()
+    assert "these 2 commands, run side by side" in merged and other["command"] in merged
+    assert dmc_row in merged and dmc_row.replace("| australian |", "| italian_3p |") in merged
+    assert f"It took {(data['wall_s'] + 60) / 60:.0f} minutes" in merged, "the longer process's wall-clock"
+    (tmp_path / "odd.json").write_text(json.dumps({**other, "command": other["command"] + " --eval-deals 8"}))
+    with pytest.raises(SystemExit):
+        baselines.main(["--from-json", str(out.with_suffix(".json")), str(tmp_path / "odd.json"), "--out", str(both)])
+
 
 def test_too_few_boards_for_an_interval_is_refused(baselines, capsys) -> None:
     with pytest.raises(SystemExit):

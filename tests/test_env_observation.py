@@ -149,7 +149,7 @@ def test_the_final_observation_of_a_deal_episode_shows_the_deal_just_played(pres
             assert deal_of(e) == dealt
             if not e.unwrapped.deal.thrown_in:
                 assert parts["tricks_won"].sum() == 10 and not parts["hand"].any()
-                assert parts["played"].sum() == 10 * (n - (e.unwrapped.deal.sitting_out >= 0))
+                assert parts["played"].sum() == 10 * (n - len(e.unwrapped.deal.sitting_out_seats))
             e.step(None)
 
 

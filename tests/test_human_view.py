@@ -193,7 +193,7 @@ def test_an_open_misere_hand_is_shown_no_earlier_than_the_rules_say(exposure):
     hands, kitty = dealt(rules, 7)
     scripts = {1: ["OPEN_MISERE"], 2: ["PASS"], 3: ["PASS"]}
     a, deal = transcript(rules, hands, kitty, scripts)
-    assert deal.contractor == 1 and deal.sitting_out == 3
+    assert deal.contractor == 1 and deal.sitting_out_seats == (3,)
     first_trick = {c for _s, c in deal.tricks[0][2]}
     keep = [c for c in hands[1] if parse_action(c, rules) - 28 not in first_trick | set(_bits(deal.discards))]
     b, _ = transcript(rules, *swapped(hands, kitty, keep[0], hands[3][0]), scripts)

@@ -57,7 +57,7 @@ def position(rules: Rules, rng: random.Random, kind: str, tricks_left: int, extr
             deal.apply_action(rng.choice(legal))
         while len(deal.tricks) < rules.hand_size - tricks_left:
             deal.apply_action(rng.choice(deal.legal_actions()))
-        size = rules.num_players - (deal.sitting_out >= 0)
+        size = rules.num_players - len(deal.sitting_out_seats)
         for _ in range(rng.randrange(size) if extra_cards is None else extra_cards):
             deal.apply_action(rng.choice(deal.legal_actions()))
         return deal
@@ -79,7 +79,7 @@ def test_positions_have_the_contract_type_and_tricks_left(preset: str) -> None:
         deal = position(rules, rng, kind, tricks_left=3, extra_cards=1)
         assert _kind_of(deal) == kind
         assert deal.phase == Phase.PLAY and len(deal.tricks) == rules.hand_size - 3 and len(deal.trick) == 1
-        assert (deal.sitting_out >= 0) == (kind in ("misere", "open_misere") and rules.num_players == 4)  # §7
+        assert bool(deal.sitting_out_seats) == (kind in ("misere", "open_misere") and rules.num_players == 4)  # §7
 
 
 def test_positions_nominate_the_joker_sometimes() -> None:

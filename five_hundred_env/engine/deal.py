@@ -175,11 +175,6 @@ class Deal:
         return self.phase == _DEAL_OVER
 
     @property
-    def sitting_out(self) -> int:
-        """The first seat sitting out a misère, -1 if none (all of them: :attr:`sitting_out_seats`)."""
-        return self.sitting_out_seats[0] if self.sitting_out_seats else -1
-
-    @property
     def dead_hand(self) -> int:
         """The cards dealt to nobody (``two_handed``, §10.3): the pack less the hands and the kitty."""
         dealt = self.kitty

@@ -17,13 +17,13 @@ seconds before each of its moves, as a person would (by default they do not wait
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 
 def start_server(port: int, folder: str, games: int, workers: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "training.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
                "--games-dir", folder, "--pace", "0", "--max-games", str(games + 10), "--workers", str(workers)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -68,47 +68,84 @@ def choose(view: dict) -> str:
     return bids[0] if bids else view["legal"][0]
 
 
-class Client(threading.Thread):
+class Connection:
+    """A keep-alive HTTP/1.1 connection to the server, as light as can be: the clients of 50 games
+    share the benchmark's one core with little CPU (httpx on 50 threads used as much as the server)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        """Send one request and read its answer: the status and the JSON body."""
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        assert self.reader is not None
+        data = b"" if body is None else json.dumps(body).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + data)
+        status = int((await self.reader.readuntil(b"\r\n")).split()[1])
+        length = 0
+        while (line := await self.reader.readuntil(b"\r\n")) != b"\r\n":
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return status, json.loads(await self.reader.readexactly(length)) if length else {}
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+class Client:
     """One person playing one game through the API; records the latency of each of their moves."""
 
-    def __init__(self, base: str, preset: str, agents: str, players: int, start: threading.Barrier, think: float) -> None:
-        super().__init__(daemon=True)
-        self.base, self.preset, self.agents, self.players, self.start_together = base, preset, agents, players, start
-        self.think = think
+    def __init__(self, port: int, preset: str, agents: str, players: int, think: float) -> None:
+        self.http = Connection(port)
+        self.preset, self.agents, self.players, self.think = preset, agents, players, think
         self.latencies: list[float] = []
         self.errors: list[str] = []
         self.finished = False
 
-    def run(self) -> None:
-        with httpx.Client(base_url=self.base, timeout=60) as http:
-            self.start_together.wait()
-            try:
-                self.play(http)
-            except Exception as e:  # counted and reported, never hidden
-                self.errors.append(f"{type(e).__name__}: {e}")
+    async def run(self, start: asyncio.Event) -> None:
+        await start.wait()
+        try:
+            await self.play()
+        except Exception as e:  # counted and reported, never hidden
+            self.errors.append(f"{type(e).__name__}: {e}")
+        finally:
+            self.http.close()
 
-    def play(self, http: httpx.Client) -> None:
-        response = http.post("/api/games", json={"preset": self.preset, "seat": 0, "agents": [self.agents] * self.players})
-        if response.status_code != 201:
-            self.errors.append(f"new game: {response.status_code} {response.text}")
+    async def play(self) -> None:
+        body = {"preset": self.preset, "seat": 0, "agents": [self.agents] * self.players}
+        status, view = await self.http.request("POST", "/api/games", body)
+        if status != 201:
+            self.errors.append(f"new game: {status} {view}")
             return
-        view = response.json()
         while not (view["over"] or view["stopped"]):
             if view["error"]:
                 self.errors.append(f"game error: {view['error']}")
                 return
             if not view["legal"]:
-                response = http.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 20})
+                status, view = await self.http.request("GET", f"/api/games/{view['id']}?after={view['revision']}&wait=20")
             else:
-                time.sleep(self.think)
+                await asyncio.sleep(self.think)
                 began = time.perf_counter()
-                response = http.post(f"/api/games/{view['id']}/action", json={"action": choose(view)})
+                status, view = await self.http.request("POST", f"/api/games/{view['id']}/action", {"action": choose(view)})
                 self.latencies.append(time.perf_counter() - began)
-            if response.status_code != 200:
-                self.errors.append(f"{response.request.method} {response.status_code} {response.text}")
+            if status != 200:
+                self.errors.append(f"{status} {view}")
                 return
-            view = response.json()
         self.finished = True
+
+
+async def play_all(clients: list[Client]) -> None:
+    start = asyncio.Event()
+    tasks = [asyncio.create_task(client.run(start)) for client in clients]
+    await asyncio.sleep(0)
+    start.set()
+    await asyncio.gather(*tasks)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -133,14 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         server = start_server(port, folder, args.games, args.workers)
         try:
-            together = threading.Barrier(args.games)
-            clients = [Client(f"http://127.0.0.1:{port}", args.preset, args.agents, players, together, args.think)
-                       for _ in range(args.games)]
+            clients = [Client(port, args.preset, args.agents, players, args.think) for _ in range(args.games)]
             began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
-            for client in clients:
-                client.start()
-            for client in clients:
-                client.join()
+            asyncio.run(play_all(clients))
             wall = time.perf_counter() - began
             server_cpu, own_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - own_cpu
         finally:

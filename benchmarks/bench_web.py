@@ -74,6 +74,7 @@ class Connection:
 
     def __init__(self, port: int) -> None:
         self.port = port
+        self.requests = 0
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -82,6 +83,7 @@ class Connection:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         assert self.reader is not None
+        self.requests += 1
         data = b"" if body is None else json.dumps(body).encode()
         head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
         self.writer.write(head.encode() + b"\r\n" + data)
@@ -187,13 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         "agents": args.agents, "think_s": args.think, "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_cpu_s": round(server_cpu, 2), "clients_cpu_s": round(own_cpu, 2),
+        "server_cpu_ms_per_move": round(1000 * server_cpu / max(1, len(latencies)), 2),
+        "requests_per_move": round(sum(c.http.requests for c in clients) / max(1, len(latencies)), 2),
     }
     for error in errors[:5]:
         print("error:", error)
     print(f"{result['games']} games at once ({result['finished']} played to the end), {result['moves']} human moves "
           f"in {result['wall_s']} s: {result['moves_per_s']} moves/s; latency of a human move p50 {result['p50_ms']} ms, "
           f"p99 {result['p99_ms']} ms; {result['errors']} errors ({result['cpus']} CPUs, load average {result['load_average']}; "
-          f"CPU time: the server {result['server_cpu_s']} s, the clients {result['clients_cpu_s']} s)")
+          f"CPU time: the server {result['server_cpu_s']} s ({result['server_cpu_ms_per_move']} ms a human move), "
+          f"the clients {result['clients_cpu_s']} s; {result['requests_per_move']} requests a human move)")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.json}")

@@ -380,20 +380,24 @@ def test_watch_mode_plays_pauses_and_steps(client):
                                            "agents": agents_for("italian_3p")}).json()
     game_id = view["id"]
     assert view["paused"]  # a watched game starts paused
+    session = client.store.games[game_id]
+    time.sleep(0.05)
+    assert session.actions == []  # paused: nothing moves
+    # Stepped while it surely runs (at pace 0 the agents may finish a game between two requests).
+    client.post(f"/api/games/{game_id}/control", json={"command": "step"})
+    deadline = time.monotonic() + 10
+    while (session.pending or not session.actions) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(session.actions) == 1 and client.get(f"/api/games/{game_id}").json()["paused"]
     client.post(f"/api/games/{game_id}/control", json={"command": "play"})
     paused = client.post(f"/api/games/{game_id}/control", json={"command": "pause"}).json()
     assert paused["paused"]
-    session = client.store.games[game_id]
     while session.pending:  # a move scheduled before the pause may still land
         time.sleep(0.01)
     before = len(session.actions)
     time.sleep(0.05)
     assert len(session.actions) == before  # paused: nothing moves
-    client.post(f"/api/games/{game_id}/control", json={"command": "step"})
-    view = client.get(f"/api/games/{game_id}", params={"after": paused["revision"], "wait": 10}).json()
-    while session.pending:
-        time.sleep(0.01)
-    assert len(session.actions) == before + 1
+    view = paused
     client.post(f"/api/games/{game_id}/control", json={"command": "play"})
     while not (view["stopped"] or view["over"]):
         view = client.get(f"/api/games/{game_id}", params={"after": view["revision"], "wait": 10}).json()
@@ -412,7 +416,8 @@ def test_a_record_replays_in_the_page_step_by_step(client):
     assert view["mode"] == "replay" and view["paused"] and view["script"] == sum(len(d.history) for d in game.deals)
     assert all(len(s["hand"]) == rules.hand_size for s in view["seats"])
     stepped = client.post(f"/api/games/{view['id']}/control", json={"command": "step"}).json()
-    stepped = client.get(f"/api/games/{view['id']}", params={"after": stepped["revision"], "wait": 10}).json()
+    while stepped["replayed"] == 0:  # the step lands just before the answer, or just after it
+        stepped = client.get(f"/api/games/{view['id']}", params={"after": stepped["revision"], "wait": 10}).json()
     seat, bid = game.deals[0].bids[0]
     assert stepped["replayed"] == 1 and stepped["auction"] == [{"seat": seat, "bid": action_to_str(bid, rules)}]
     client.post(f"/api/games/{view['id']}/control", json={"command": "play"})
@@ -477,6 +482,9 @@ def test_bad_moves_are_refused_and_change_nothing(client):
     refused(client.post(f"/api/games/{game_id}/action", json={"action": 7}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS", "also": 1}), 422, "also")
+    refused(client.post(f"/api/games/{game_id}/action", content=b"{not json"), 422, "malformed request: Invalid JSON")
+    refused(client.get(f"/api/games/{game_id}", params={"after": "soon"}), 422, "after: 'soon' is not an integer")
+    refused(client.get(f"/api/games/{game_id}", params={"wait": "long"}), 422, "wait: 'long' is not a number")
     refused(client.post(f"/api/games/{game_id}/control", json={"command": "play"}), 409, "this table has a player")
     refused(client.post(f"/api/games/{game_id}/hint", json={"agent": "nobody"}), 400, "unknown agent")
     assert (client.get(f"/api/games/{game_id}").json()["revision"], session.actions) == before

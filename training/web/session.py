@@ -16,6 +16,7 @@ import random
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -109,6 +110,9 @@ class GameSession:
         self.views = SeatViews(rules)
         self.public = PublicTable(names=self.names, agents=self.labels, scores=list(self.game.scores), deal_number=1)
         self.events: list[dict[str, Any]] = []
+        self._heard: deque[str] = deque(maxlen=LOG_LINES)
+        """The latest log lines as the viewer heard them (a spectator hears everything), kept as the
+        events come rather than sought among them for every view."""
         self.actions: list[int] = []
         self.revision = 0
         """Counts every change (actions, pause, play, errors): what a waiting client watches."""
@@ -126,6 +130,9 @@ class GameSession:
         self._agents: dict[int, Agent] = {}
         self._hint_agents: dict[str, Agent] = {}
         self._view_cache: tuple[int, int, bytes] | None = None
+        self._finished_json: bytes | None = None
+        """The JSON of the deal's finished tricks and of the last deal, the larger part of every view:
+        encoded once each time they change (a trick or a deal ends), not for every view."""
         self.created = self.last_active = time.time()
         self._news(f"deal 1: {self.names[self.game.deal.dealer]} deals")
 
@@ -270,6 +277,14 @@ class GameSession:
     # -- what happened ---------------------------------------------------------------------------
     def _news(self, text: str, ends: str | None = None) -> None:
         self.events.append({"kind": "news", "text": text, "ends": ends})
+        self._heard.append(text)
+
+    def _action_event(self, seat: int, text: str, public: str | None) -> None:
+        """Keep a move: its text, and what the others heard of it (``public``; ``None``: nothing)."""
+        self.events.append({"kind": "action", "seat": seat, "text": text, "public": public})
+        viewer = self.seat
+        if viewer is None or seat == viewer or public is not None:
+            self._heard.append(f"{self.names[seat]}: {text if viewer is None or seat == viewer else public}")
 
     def _apply(self, action: int) -> None:
         game, rules, public, names = self.game, self.rules, self.public, self.names
@@ -279,7 +294,7 @@ class GameSession:
         self.actions.append(action)
         self.last_active = time.time()
         text = action_to_str(action, rules)
-        self.events.append({"kind": "action", "seat": seat, "text": text, "public": announcement(phase, action, text)})
+        self._action_event(seat, text, announcement(phase, action, text))
         if phase == Phase.BIDDING:
             public.auction.append({"seat": seat, "bid": text})
         elif phase == Phase.DISCARD:
@@ -292,6 +307,7 @@ class GameSession:
             entry = {"cards": [{"seat": s, "card": card_json(c, deal.ctx, rules.two_jokers)} for s, c in cards],
                      "winner": winner, "reason": win_reason(deal, card), "text": trick_result(deal, len(deal.tricks) - 1, names)}
             public.tricks.append(entry)
+            self._finished_json = None
             self._news(entry["text"], ends="trick")
         if deal.exposed and not exposed:
             self._news(f"{names[deal.contractor]} plays open misère: the hand is now face up")
@@ -308,6 +324,7 @@ class GameSession:
         game, public, names = self.game, self.public, self.names
         summary = deal_summary(deal, names, game.scores)
         public.previous = {"text": summary, "last_trick": public.tricks[-1] if public.tricks else None}
+        self._finished_json = None
         public.scores = list(game.scores)
         self._news(summary, ends="deal")
         if game.is_over:
@@ -321,19 +338,6 @@ class GameSession:
             public.deal_number = len(game.deals)
             self._news(f"deal {public.deal_number}: {names[game.deal.dealer]} deals")
 
-    def _log(self, viewer: int | None) -> list[str]:
-        """The latest log lines as ``viewer`` heard them (``None``: a spectator hears everything)."""
-        lines: list[str] = []
-        for event in reversed(self.events):
-            if len(lines) == LOG_LINES:
-                break
-            if event["kind"] == "news":
-                lines.append(event["text"])
-            elif viewer is None or event["seat"] == viewer or event["public"] is not None:
-                shown = event["text"] if viewer is None or event["seat"] == viewer else event["public"]
-                lines.append(f"{self.names[event['seat']]}: {shown}")
-        return lines[::-1]
-
     def view(self) -> dict[str, Any]:
         """What the page is sent: the person's view (play mode, from their observation) or the
         spectator's (every hand), with the session's settings (a fresh copy)."""
@@ -343,7 +347,12 @@ class GameSession:
         """The view's ``revision`` and the view as JSON, built once per change of the game."""
         with self.lock:
             if self._view_cache is None or self._view_cache[0] != self.revision:
-                text = json.dumps(self._build_view()).encode()
+                view = self._build_view()
+                del view["tricks"], view["previous"]
+                if self._finished_json is None:
+                    finished = {"tricks": self.public.tricks, "previous": self.public.previous}
+                    self._finished_json = json.dumps(finished).encode()[1:]
+                text = b"%s, %s" % (json.dumps(view).encode()[:-1], self._finished_json)
                 # The revision is a digest of what the viewer sees: it changes exactly when the view
                 # does (a count of moves would show the turns the viewer may not see).
                 revision = zlib.crc32(text)
@@ -367,7 +376,7 @@ class GameSession:
                 view = self.views.player_view(viewer, vector, mask, self.public)
             view.update(id=self.id, mode=self.mode, length=self.length, preset=self.rules.preset,
                         rules=self._rules_text, target=self.rules.target, sides=self.rules.num_sides,
-                        log=self._log(viewer), paused=self.paused, error=self.error,
+                        log=list(self._heard), paused=self.paused, error=self.error,
                         replayed=len(self.actions) if self.mode == "replay" else None,
                         script=len(self.script) if self.mode == "replay" else None)
         return view

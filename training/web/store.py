@@ -49,6 +49,11 @@ class Scheduler:
     def at(self, when: float, job: Callable[[], None]) -> None:
         """Run ``job`` on a worker at ``when`` (or as soon as a worker is free after it)."""
         with self._wake:
+            if self._stopped:
+                return
+            if when <= time.monotonic():  # due now: straight to the workers, without waking the timer thread
+                self.pool.submit(job)
+                return
             heapq.heappush(self._jobs, (when, next(self._order), job))
             self._wake.notify()
 
@@ -61,6 +66,11 @@ class Scheduler:
                     return
                 _when, _order, job = heapq.heappop(self._jobs)
             self.pool.submit(job)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called (jobs given from then on are dropped)."""
+        return self._stopped
 
     def stop(self) -> None:
         """Drop the jobs not started; wait for those running."""
@@ -297,13 +307,21 @@ class GameStore:
         self.scheduler.at(time.monotonic() + delay, lambda: self._move(session))
 
     def _move(self, session: GameSession) -> None:
-        """One agent move (on a worker thread): think without the game's lock, then apply."""
+        """Agent moves (on a worker thread), each thought without the game's lock, then applied. The
+        moves due at once after it (pace 0, a move the person did not see) follow in the same job, up
+        to a round of the table: no hop through the scheduler and another thread for each."""
         try:
-            prepared = session.prepare_move()
-            if prepared is not None:
+            for _ in range(session.rules.num_players):
+                prepared = session.prepare_move()
+                if prepared is None:
+                    break
                 revision, think = prepared
-                if session.finish_move(revision, think()):
-                    self._save(session)
+                if not session.finish_move(revision, think()):
+                    break
+                self._save(session)
+                with session.lock:
+                    if session.delay() > 0 or self.scheduler.stopped:
+                        break
         except Exception as e:  # an agent that fails stops its game with the reason shown, not the server
             log.exception("agent move failed in game %s", session.id)
             session.fail(f"an agent failed: {e}")

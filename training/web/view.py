@@ -11,6 +11,7 @@ spectator (watch mode, replays) sees every hand: :func:`spectator_view` adds the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,10 +32,12 @@ RANK_TEXT = {"T": "10", "E": "11", "W": "12", "X": "13"}
 """How the page prints the ranks written with a letter for a two-digit number (§1, §10.1)."""
 
 
+@functools.cache
 def card_json(card: int, ctx: int, two_jokers: bool) -> dict[str, Any]:
     """A card as the page draws it: its §1 name, rank as printed on the card (``10`` … ``13`` for
     ``T E W X``), printed suit (0-3 S C D H, ``None`` for a joker) and whether it is a trump in the
-    trump context ``ctx`` (framed in gold)."""
+    trump context ``ctx`` (framed in gold). Made once per card and context, and shared by every
+    view that shows it: read it, never change it."""
     trump = ctx if ctx < 4 else -1
     name = card_to_str(card, two_jokers)
     joker = is_joker(card)
@@ -44,9 +47,11 @@ def card_json(card: int, ctx: int, two_jokers: bool) -> dict[str, Any]:
             "trump": trump >= 0 and EFFECTIVE_SUIT[ctx][card] == trump}
 
 
-def sorted_cards(cards: int, ctx: int, two_jokers: bool) -> list[dict[str, Any]]:
-    """A set of cards sorted as a hand is shown: trumps first, then by suit, high cards first."""
-    return [card_json(c, ctx, two_jokers) for _group, group_cards in card_groups(ctx, cards) for c in group_cards]
+@functools.lru_cache(maxsize=4096)
+def sorted_cards(cards: int, ctx: int, two_jokers: bool) -> tuple[dict[str, Any], ...]:
+    """A set of cards sorted as a hand is shown: trumps first, then by suit, high cards first
+    (shared, like :func:`card_json`: the views are rebuilt many times between two changes of a hand)."""
+    return tuple(card_json(c, ctx, two_jokers) for _group, group_cards in card_groups(ctx, cards) for c in group_cards)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 
 import five_hundred_env
 from five_hundred_env import IllegalActionError, make_rules
-from five_hundred_env.cards import DECKS, NUM_CARDS
+from five_hundred_env.cards import DECKS
 from five_hundred_env.engine import deal_to_cards
 from five_hundred_env.vector.batch import VECTOR_PRESETS as PRESETS
 
@@ -24,27 +24,29 @@ def play(engine: BatchEngine, steps: int) -> None:
         engine.step(engine.sample_actions())
 
 
-def deck_bits(preset: str) -> np.ndarray:
-    return np.array([DECKS[preset] >> c & 1 for c in range(NUM_CARDS)], dtype=np.int8)
+def deck_bits(preset: str, width: int) -> np.ndarray:
+    return np.array([DECKS[preset] >> c & 1 for c in range(width)], dtype=np.int8)
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_shuffled_deals_share_out_the_whole_deck(preset: str) -> None:
-    """§3: every card of the preset's deck is dealt once, 10 to each hand and the rest to the kitty,
-    at reset and after the automatic resets of later deals."""
+    """§3, §10.3: every card of the preset's deck is dealt once, 10 to each hand, 3 to the kitty and
+    (``two_handed``) the rest to the dead hand, at reset and after the automatic resets of later deals."""
     rules = make_rules(preset)
     engine = BatchEngine(rules, 64, seed=3)
-    n = rules.num_players
+    n, width = rules.num_players, rules.card_slots
+    parts = engine.encoder.state_layout
     fresh = np.ones(64, dtype=bool)
     checked = 0
     for _ in range(200):
         states = engine.state()
         for b in np.flatnonzero(fresh):
-            hands = states[b, :n * NUM_CARDS].reshape(n, NUM_CARDS)
-            kitty = states[b, n * NUM_CARDS:(n + 1) * NUM_CARDS]
+            hands = states[b, :n * width].reshape(n, width)
+            kitty = states[b, n * width:(n + 1) * width]
+            dead = states[b, parts["dead_hand"][0]:][:width] if "dead_hand" in parts else np.zeros(width, np.int8)
             assert (hands.sum(1) == rules.hand_size).all()
-            assert kitty.sum() == rules.kitty_size
-            np.testing.assert_array_equal(hands.sum(0) + kitty, deck_bits(preset))
+            assert kitty.sum() == rules.kitty_size and dead.sum() == rules.dead_hand_size
+            np.testing.assert_array_equal(hands.sum(0) + kitty + dead, deck_bits(preset, width))
         checked += fresh.sum()
         fresh = engine.step(engine.sample_actions()).deal_done.copy()
     assert checked > 64 + 64
@@ -168,7 +170,7 @@ def test_games_rotate_the_deal_to_the_left_and_keep_scores() -> None:
     # Random bids sink a side to -500 within a deal or two: far targets keep the games going.
     engine = BatchEngine("australian", 32, episode="game", seed=6, target=10_000, losing_score=-10_000)
     dealer_slice = engine.encoder.layout["dealer"][0]
-    offset = 6 * NUM_CARDS + dealer_slice  # seat 0's view inside the state: dealer relative to seat 0
+    offset = engine.encoder.state_layout["observation"][0] + dealer_slice  # seat 0's view: its dealer
     dealers = engine.state()[:, offset:offset + 4].argmax(1)
     rotations = 0
     for _ in range(300):

@@ -209,15 +209,18 @@ def test_the_package_works_without_numba_and_the_vector_import_names_the_extra()
     assert "pip install five-hundred-env[vector]" in out
 
 
-def test_the_single_agent_env_hands_the_learner_every_turn_and_its_side_s_results() -> None:
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_the_single_agent_env_hands_the_learner_every_turn_and_its_side_s_results(preset: str) -> None:
+    """The learner plays side 1: a seat alone, two partners, or (``six_handed``) three team-mates."""
     agents = pytest.importorskip("agents.base")
-    env = SingleAgentVectorEnv("australian", 8, learner_seats=(1, 3), opponent=agents.RandomAgent(seed=0), seed=2)
+    learner = make_rules(preset).seats_of(1)
+    env = SingleAgentVectorEnv(preset, 8, learner_seats=learner, opponent=agents.RandomAgent(seed=0), seed=2)
     obs, info = env.reset(seed=2)
     assert obs.shape == (8, env.engine.obs_size) and env.observation_space.shape == obs.shape
     rng = np.random.default_rng(0)
     episodes = 0
     for _ in range(200):
-        assert np.isin(info["seat"], (1, 3)).all()
+        assert np.isin(info["seat"], learner).all()
         masks = env.action_masks()
         np.testing.assert_array_equal(masks, info["action_mask"].astype(bool))
         assert masks.any(1).all()  # SAME_STEP autoreset: even a terminal step's mask is the next deal's

@@ -24,6 +24,18 @@ def test_presets_match_the_aec_env_at_every_step(preset: str, episode: str) -> N
     assert deals >= 6  # deals did end, so the rewards and scores were compared too
 
 
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_heuristic_games_match_the_aec_env_at_every_step(preset: str) -> None:
+    """Deals as players bid and play them (contracts made, misères played out, §10.5's partner
+    called and revealed): every game's seats played by HeuristicAgent from the AEC env's views."""
+    from agents.heuristic import HeuristicAgent
+
+    agents = [HeuristicAgent(preset, seed=b) for b in range(3)]
+    deals = play_differential(make_rules(preset), "game", num_games=3, steps=200, seed=13,
+                              policy=lambda b, view: agents[b].act(view))
+    assert deals >= 3
+
+
 @st.composite
 def option_mixes(draw: st.DrawFn) -> tuple[object, str]:
     """A preset with every option of §2 and §10.2 drawn at random (only the invalid combinations

@@ -99,10 +99,11 @@ def write_bits(row: np.ndarray, offset: int, bits: int) -> None:
 
 
 @njit(cache=True, inline="always")
-def write_cards(row: np.ndarray, offset: int, cards: int, o: np.ndarray) -> None:
+def write_cards(row: np.ndarray, offset: int, cards: int, o: np.ndarray, moved: int) -> None:
     """A card slice: ``row[offset + id] = 1`` for the universal id of every card of the kernel mask
-    ``cards`` (the bit itself, but for the cards whose ids pass 63, ``O_MOVED``)."""
-    moved = cards & o[O_MOVED]
+    ``cards``: the bit itself, but for the cards whose ids pass 63 (``moved``, the rules'
+    ``O_MOVED``, read once by the caller: a load from ``o`` after stores to ``row`` is not hoisted)."""
+    moved &= cards
     write_bits(row, offset, cards ^ moved)
     while moved:
         row[offset + o[O_CARD_ID + trailing_zeros(moved)]] = 1
@@ -166,8 +167,9 @@ def write_auction(st: np.ndarray, b: int, observer: int, n: int, off: np.ndarray
         rows &= rows - 1
 
 
-@njit(cache=True)
-def write_play(st: np.ndarray, b: int, o: np.ndarray, observer: int, n: int, off: np.ndarray, row: np.ndarray) -> None:
+@njit(cache=True, inline="always")  # one call less per observation (numba passes each array as 7 arguments)
+def write_play(st: np.ndarray, b: int, o: np.ndarray, observer: int, n: int, off: np.ndarray, row: np.ndarray,
+               width: int, moved: int) -> None:
     """The slices that exist once the auction is over: contract, kitty, played cards, the trick,
     the recall of every trick so far (``tricks``, ``joker_leads``)."""
     contractor = st[b, F_CONTRACTOR]
@@ -180,16 +182,15 @@ def write_play(st: np.ndarray, b: int, o: np.ndarray, observer: int, n: int, off
         row[off[L_SITTING_OUT] + relative(trailing_zeros(out), observer, n)] = 1
         out &= out - 1
     if observer == contractor:  # nobody but the contractor sees the kitty or discards (§5)
-        write_cards(row, off[L_KITTY], st[b, F_KITTY], o)
-        write_cards(row, off[L_DISCARDS], st[b, F_DISCARDS], o)
+        write_cards(row, off[L_KITTY], st[b, F_KITTY], o, moved)
+        write_cards(row, off[L_DISCARDS], st[b, F_DISCARDS], o, moved)
     if st[b, F_NOMINATED] >= 0:
         row[off[L_JOKER_SUIT] + st[b, F_NOMINATED]] = 1
     if st[b, F_EXPOSED]:
-        write_cards(row, off[L_EXPOSED], st[b, F_HANDS + contractor], o)
-    width = o[O_WIDTH]
+        write_cards(row, off[L_EXPOSED], st[b, F_HANDS + contractor], o, moved)
     for seat in range(n):
         rel = relative(seat, observer, n)
-        write_cards(row, off[L_PLAYED] + width * rel, st[b, F_PLAYED + seat], o)
+        write_cards(row, off[L_PLAYED] + width * rel, st[b, F_PLAYED + seat], o, moved)
         write_bits(row, off[L_SHOWN_VOID] + 4 * rel, st[b, F_SHOWN_VOID + seat])
         won_at = off[L_TRICKS_WON] + 10 * rel
         for t in range(st[b, F_TRICKS_WON + seat]):
@@ -203,7 +204,7 @@ def write_play(st: np.ndarray, b: int, o: np.ndarray, observer: int, n: int, off
         row[off[L_LED_SUIT] + st[b, F_LED_SUIT]] = 1
     tricks = st[b, F_NUM_TRICKS] + (1 if st[b, F_TRICK_LEN] else 0)  # the current trick's row too
     for t in range(tricks):
-        write_cards(row, off[L_TRICKS] + width * t, st[b, F_TRICK_CARDS + t], o)
+        write_cards(row, off[L_TRICKS] + width * t, st[b, F_TRICK_CARDS + t], o, moved)
     write_bits(row, off[L_JOKER_LEADS], st[b, F_JOKER_LEADS])
 
 
@@ -212,10 +213,11 @@ def write_obs(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.ndar
     """ObservationEncoder.encode(deal, observer, scores) into ``row`` (``off[L_SIZE]`` elements)."""
     n = o[O_N]
     row[: off[L_SIZE]] = 0
+    moved = o[O_MOVED]
     phase = st[b, F_PHASE]
     if phase == NOMINATE and observer != st[b, F_CONTRACTOR]:
         phase = PLAY  # that the contractor may nominate would show it holds the joker (§7)
-    write_cards(row, off[L_HAND], st[b, F_HANDS + observer], o)
+    write_cards(row, off[L_HAND], st[b, F_HANDS + observer], o, moved)
     row[off[L_PHASE] + phase_row(phase)] = 1
     row[off[L_DEALER] + relative(st[b, F_DEALER], observer, n)] = 1
     write_bits(row, off[L_SUITS_LED], st[b, F_SUITS_LED])
@@ -223,7 +225,7 @@ def write_obs(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.ndar
         row[off[L_TO_ACT] + relative(st[b, F_TO_ACT], observer, n)] = 1
     write_auction(st, b, observer, n, off, row)
     if st[b, F_CONTRACTOR] >= 0:
-        write_play(st, b, o, observer, n, off, row)
+        write_play(st, b, o, observer, n, off, row, o[O_WIDTH], moved)
     k = o[O_SIDES]
     own = o[O_SIDE_OF + observer]
     for i in range(k):
@@ -253,17 +255,18 @@ def write_state(st: np.ndarray, b: int, o: np.ndarray, observer: int, off: np.nd
     (five players), the observer's view with the true phase."""
     n = o[O_N]
     width = o[O_WIDTH]
+    moved = o[O_MOVED]
     view_at = off[L_STATE_VIEW]
     row[:view_at] = 0
     for seat in range(n):
-        write_cards(row, width * relative(seat, observer, n), st[b, F_HANDS + seat], o)
-    write_cards(row, width * n, st[b, F_KITTY], o)
-    write_cards(row, width * (n + 1), st[b, F_DISCARDS], o)
+        write_cards(row, width * relative(seat, observer, n), st[b, F_HANDS + seat], o, moved)
+    write_cards(row, width * n, st[b, F_KITTY], o, moved)
+    write_cards(row, width * (n + 1), st[b, F_DISCARDS], o, moved)
     if off[L_STATE_DEAD_HAND] >= 0:
         dealt = st[b, F_KITTY]
         for seat in range(n):
             dealt |= st[b, F_DEALT + seat]
-        write_cards(row, off[L_STATE_DEAD_HAND], o[O_DECK] & ~dealt, o)
+        write_cards(row, off[L_STATE_DEAD_HAND], o[O_DECK] & ~dealt, o, moved)
     if off[L_STATE_PARTNER] >= 0 and st[b, F_PARTNER] >= 0:
         row[off[L_STATE_PARTNER] + relative(st[b, F_PARTNER], observer, n)] = 1
     write_obs(st, b, o, observer, off, row[view_at:])

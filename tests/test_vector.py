@@ -251,3 +251,37 @@ def test_the_single_agent_env_takes_batched_opponents_and_refuses_bad_seats() ->
         SingleAgentVectorEnv("australian", 2, learner_seats=(0, 1))
     with pytest.raises(ValueError, match="unknown built-in opponent"):
         SingleAgentVectorEnv("australian", 2, opponent="heuristic")
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_positions_of_the_scalar_engine_load_in_every_phase(preset: str) -> None:
+    """``load_position`` of deals stopped after random actions, in every phase (§10.5's call
+    included): the acting seat's observation and mask, and the global state, are the scalar
+    encoder's (six_handed's 12♥ and 13♥, whose ids pass 63, included)."""
+    import random
+
+    from five_hundred_env.actions import ActionTable
+    from five_hundred_env.engine import Deal
+    from five_hundred_env.observation import ObservationEncoder
+
+    rules = make_rules(preset)
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    rng = random.Random(4)
+    engine = BatchEngine(rules, 40, seed=0)
+    phases = set()
+    for game in range(40):
+        deal = Deal.new(rules, rng, dealer=game % rules.num_players)
+        for _ in range(rng.randrange(60)):
+            if deal.is_over:
+                break
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        engine.load_position(game, deal, scores=[10 * (game % 7)] * rules.num_sides)
+        phases.add(deal.phase)
+        if deal.is_over:
+            continue
+        turn = encoder.encode_turn(deal, table, [10 * (game % 7)] * rules.num_sides)
+        np.testing.assert_array_equal(engine.obs[game], turn["observation"], err_msg=f"game {game}")
+        np.testing.assert_array_equal(engine.masks[game], turn["action_mask"], err_msg=f"game {game}")
+        state = encoder.encode_state(deal, [10 * (game % 7)] * rules.num_sides)
+        np.testing.assert_array_equal(engine.state()[game], state, err_msg=f"state of game {game}")
+    assert len(phases) >= 3

@@ -7,13 +7,15 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from agents.heuristic._kernels.bidding import bid_decision
-from agents.heuristic._kernels.kitty import discard_decision, nominate_decision
+from agents.heuristic._kernels.kitty import call_decision, discard_decision, nominate_decision
 from agents.heuristic._kernels.misere import misere_declarer, misere_defender
 from agents.heuristic._kernels.play import follow, lead
 from agents.heuristic._kernels.view import (
+    LEAD_CHOICE,
     MISERE,
     NUM_V,
     PHASE_BIDDING,
+    PHASE_CALL,
     PHASE_DISCARD,
     PHASE_NOMINATE,
     V_CONTRACT,
@@ -25,21 +27,26 @@ from agents.heuristic._kernels.view import (
     read_bits,
 )
 from five_hundred_env.vector._encode import write_obs
-from five_hundred_env.vector._kernels import DEAL_OVER, apply_word_bit, sample_word_bit
+from five_hundred_env.vector._kernels import DEAL_OVER, JOKER_LEAD_BIT, PLAY, apply_word_bit, sample_word_bit
 from five_hundred_env.vector._layout import F_LEGAL, F_PHASE, F_SCORE_CHANGE, F_TO_ACT, L_SIZE
 
 
 # -- one decision (agent.HeuristicAgent.act) --------------------------------------------------------------
 @njit(cache=True)
-def decide(row: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
-           keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, v: np.ndarray) -> int:
-    """HeuristicAgent.act on one observation ``row`` and its legal word: the chosen word bit (-1
-    when the word is empty). A single legal action is taken without looking at the observation.
-    ``keys``/``estimates``: the cache of hand estimates (cached_evaluate)."""
-    if word == 0:
+def decide(row: np.ndarray, word: int, joker_leads: int, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray,
+           cs: np.ndarray, keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, v: np.ndarray) -> int:
+    """HeuristicAgent.act on one observation ``row`` and its legal actions: the chosen one's code
+    (-1 when none is legal). ``word``: the legal bids (bit = bid id), cards (bit = card bit),
+    nominations (bit = suit, 4 none) or called seats (bit = absolute seat); ``joker_leads``: the
+    legal joker leads (bit 4·joker + suit), chosen as LEAD_CHOICE + that bit. A single legal action
+    is taken without looking at the observation. ``keys``/``estimates``: the cache of hand
+    estimates (cached_evaluate)."""
+    if word == 0 and joker_leads == 0:
         return -1
-    if word & (word - 1) == 0:
+    if joker_leads == 0 and word & (word - 1) == 0:
         return trailing_zeros(word)
+    if word == 0 and joker_leads & (joker_leads - 1) == 0:
+        return LEAD_CHOICE + trailing_zeros(joker_leads)
     decode(row, off, ri, v)
     phase = v[V_PHASE]
     if phase == PHASE_BIDDING:
@@ -48,25 +55,30 @@ def decide(row: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: np.nd
         return discard_decision(v, word, ct, ri)
     if phase == PHASE_NOMINATE:
         return nominate_decision(v, word, ct)
+    if phase == PHASE_CALL:
+        return call_decision(v, word, ct, ri)
     know_cards(v, ct, ri)
     if v[V_CONTRACT] >= MISERE:
         if v[V_CONTRACTOR] == 0:
-            return misere_declarer(v, word, ct)
-        return misere_defender(v, word, ct)
+            return misere_declarer(v, word, joker_leads, ct)
+        return misere_defender(v, word, joker_leads, ct)
     if v[V_TRICK_LEN]:
         return follow(v, word, ct, ri)
-    return lead(v, word, ct, ri)
+    return lead(v, word, joker_leads, ct, ri)
 
 
 @njit(cache=True)
-def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit: np.ndarray, word_kind: np.ndarray,
-             compact_of_word: np.ndarray, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
+def act_rows(obs: np.ndarray, mask: np.ndarray, action_kind: np.ndarray, action_code: np.ndarray,
+             compact_of_code: np.ndarray, ct: np.ndarray, ri: np.ndarray, rf: np.ndarray, cs: np.ndarray,
              keys: np.ndarray, estimates: np.ndarray, off: np.ndarray, out: np.ndarray) -> None:
     """HeuristicAgent.act for every row: ``out[b]`` the compact action (-1 for an empty mask, or
-    -2 when the chosen action is not in the mask, which the Python form would replace by a random one)."""
+    -2 when the chosen action is not in the mask, which the Python form would replace by a random one).
+    ``action_kind[a]``/``action_code[a]``: the kind of compact action ``a`` (0 bid, 1 card or joker
+    lead, 2 nomination, 3 partner seat) and its code in decide's terms; ``compact_of_code`` back."""
     v = np.zeros(NUM_V, dtype=np.int64)
     for b in range(obs.shape[0]):
         word = 0
+        joker_leads = 0
         kind = 0
         row = mask[b]
         for start in range(0, mask.shape[1], 8):
@@ -77,17 +89,21 @@ def act_rows(obs: np.ndarray, mask: np.ndarray, universal: np.ndarray, word_bit:
                 for a in range(start, mask.shape[1]):
                     legal |= np.int64(row[a] != 0) << (a - start)
             while legal:
-                u = universal[start + trailing_zeros(legal)]
+                a = start + trailing_zeros(legal)
                 legal &= legal - 1
-                word |= 1 << word_bit[u]
-                kind = word_kind[u]
-        bit = decide(obs[b], word, ct, ri, rf, cs, keys, estimates, off, v)
-        if bit < 0:
+                code = action_code[a]
+                if code >= LEAD_CHOICE:
+                    joker_leads |= 1 << (code - LEAD_CHOICE)
+                else:
+                    word |= 1 << code
+                kind = action_kind[a]
+        choice = decide(obs[b], word, joker_leads, ct, ri, rf, cs, keys, estimates, off, v)
+        if choice < 0:
             out[b] = -1
-        elif not word >> bit & 1:
+        elif not (word >> choice & 1 if choice < LEAD_CHOICE else joker_leads >> (choice - LEAD_CHOICE) & 1):
             out[b] = -2
         else:
-            out[b] = compact_of_word[kind, bit]
+            out[b] = compact_of_code[kind, choice]
 
 
 # -- playouts on the batched engine's state ----------------------------------------------------------------
@@ -104,7 +120,12 @@ def play_out_games(st: np.ndarray, o: np.ndarray, games: np.ndarray, heuristic: 
         while st[b, F_PHASE] < DEAL_OVER:
             if heuristic:
                 write_obs(st, b, o, st[b, F_TO_ACT], off, row)
-                bit = decide(row, st[b, F_LEGAL], ct, ri, rf, cs, keys, estimates, off, v)
+                word, joker_leads = st[b, F_LEGAL], 0
+                if st[b, F_PHASE] == PLAY:  # the engine's word: the cards, then the joker leads
+                    word, joker_leads = word & ((1 << JOKER_LEAD_BIT) - 1), word >> JOKER_LEAD_BIT
+                bit = decide(row, word, joker_leads, ct, ri, rf, cs, keys, estimates, off, v)
+                if bit >= LEAD_CHOICE:
+                    bit += JOKER_LEAD_BIT - LEAD_CHOICE
             else:
                 bit = sample_word_bit(st, b)
             apply_word_bit(st, b, o, bit)

@@ -48,7 +48,7 @@ OPTION_MIXES: dict[str, list[dict]] = {
          "defence_tricks": "only_when_lost", "win_needs_contract": False, "target": 300, "losing_score": -300},
     ],
 }
-PRESETS = ("two_handed",)
+PRESETS = ("two_handed", "six_handed")
 FULL_DECISIONS = 100_000
 
 

@@ -48,7 +48,7 @@ OPTION_MIXES: dict[str, list[dict]] = {
          "defence_tricks": "only_when_lost", "win_needs_contract": False, "target": 300, "losing_score": -300},
     ],
 }
-PRESETS = ("two_handed", "six_handed")
+PRESETS = tuple(OPTION_MIXES)
 FULL_DECISIONS = 100_000
 
 
@@ -75,7 +75,7 @@ def compare_decisions(rules: Rules, deals: int, seed: int, play: str) -> tuple[i
                 observations.append(obs["observation"])
                 masks.append(obs["action_mask"])
                 expected.append(action)
-                kinds.add(decision_kind(env, action))
+                kinds.add(decision_kind(env, action, obs["observation"]))
             env.step(int(rng.choice(legal)) if play == "random" else action)
     chosen = policy.act_batch(np.array(observations), np.array(masks))
     wrong = np.flatnonzero(chosen != np.array(expected))
@@ -85,14 +85,21 @@ def compare_decisions(rules: Rules, deals: int, seed: int, play: str) -> tuple[i
     return len(expected), kinds
 
 
-def decision_kind(env, action: int) -> str:
-    """What a chosen action was: its phase, and for cards whether it is a six-handed red 12 or 13."""
-    universal = env.unwrapped.actions.universal[action]
-    phase = env.unwrapped.deal.phase.name.lower()
+def decision_kind(env, action: int, observation: np.ndarray) -> str:
+    """What a chosen action was: its phase; for cards whether it is a six-handed red 12 or 13; in
+    five-handed play, whether the observer knows the partner of the deal (§10.8)."""
+    unwrapped = env.unwrapped
+    universal = unwrapped.actions.universal[action]
+    phase = unwrapped.deal.phase.name.lower()
     if universal >= FIRST_PARTNER:
         return "call_seat"
     if is_card_action(universal) and action_card(universal) >= 64:
         return phase + "_hearts_12_13"
+    layout = unwrapped.encoder.layout
+    if phase == "play" and "partner" in layout:
+        at, (width,) = layout["partner"]
+        if observation[at:at + width].any():
+            return "play_partner_known"
     return phase
 
 
@@ -102,12 +109,12 @@ def test_compiled_heuristic_decides_as_the_agent_on_the_new_presets(preset, play
     """A sample of every option mix: the same action at every turn with a choice (§4-§10)."""
     kinds: set[str] = set()
     for number, options in enumerate(OPTION_MIXES[preset]):
-        compared, seen = compare_decisions(make_rules(preset, **options), 12, seed=200 + number, play=play)
-        assert compared > 150
+        compared, seen = compare_decisions(make_rules(preset, **options), 24, seed=200 + number, play=play)
+        assert compared > 300
         kinds |= seen
     assert {"bidding", "discard", "play"} <= kinds
     if preset == "five_handed":
-        assert {"call", "call_seat"} <= kinds
+        assert {"call", "call_seat", "play_partner_known"} <= kinds
 
 
 @pytest.mark.full

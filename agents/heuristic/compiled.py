@@ -43,7 +43,7 @@ from five_hundred_env.vector._layout import OBS_SLICES
 from five_hundred_env.vector.batch import output_buffer
 
 POLICIES = ("heuristic", "random")
-COMPILED_PRESETS = ("australian", "italian_3p", "french_46", "two_handed", "six_handed")
+COMPILED_PRESETS = ("australian", "italian_3p", "french_46", "two_handed", "six_handed", "five_handed")
 """The presets whose decisions the differential tests hold equal to HeuristicAgent's (any options)."""
 PLAY_OUT_PRESETS = ("australian", "italian_3p", "french_46")
 """The presets :func:`play_out` plays (those of the batched engine whose playouts are tested)."""

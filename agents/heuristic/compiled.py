@@ -37,14 +37,14 @@ from five_hundred_env.actions import (
 from five_hundred_env.cards import KERNEL_MASK_BITS, NUM_CARD_IDS, kernel_card_ids, mask_to_cards
 from five_hundred_env.engine.bidding import OPEN_MISERE_RANKS
 from five_hundred_env.observation import ObservationEncoder
-from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.rules import PRESETS, Rules, make_rules
 from five_hundred_env.vector import BatchEngine
 from five_hundred_env.vector._layout import OBS_SLICES
 from five_hundred_env.vector.batch import output_buffer
 
 POLICIES = ("heuristic", "random")
-COMPILED_PRESETS = ("australian", "italian_3p", "french_46", "two_handed", "six_handed", "five_handed")
-"""The presets whose decisions the differential tests hold equal to HeuristicAgent's (any options)."""
+COMPILED_PRESETS = tuple(PRESETS)
+"""The presets whose decisions the differential tests hold equal to HeuristicAgent's (any options): every one."""
 PLAY_OUT_PRESETS = ("australian", "italian_3p", "french_46")
 """The presets :func:`play_out` plays (those of the batched engine whose playouts are tested)."""
 
@@ -147,7 +147,7 @@ def _rule_numbers(rules: Rules, bits: tuple[int, ...]) -> np.ndarray:
     if rules.has_partner_call:
         ri[k.R_PARTNER_AT] = encoder.layout["partner"][0]
         ri[k.R_SEAT_AT] = encoder.layout["seat"][0]
-    runs = _card_runs(bits, rules.card_slots)
+    runs = [] if rules.deck < 1 << KERNEL_MASK_BITS else _card_runs(bits, rules.card_slots)  # ids are bits
     if len(runs) > k.MAX_RUNS:
         raise ValueError(f"the pack's card slices read in {len(runs)} runs, more than the kernels' {k.MAX_RUNS}")
     ri[k.R_NUM_RUNS] = len(runs)
@@ -160,9 +160,6 @@ def policy_tables(rules: Rules) -> PolicyTables:
     """The kernels' tables for ``rules``: the same card tables, calibration and §8 scores the
     Python heuristic uses (:func:`~agents.heuristic.view.card_tables`, :mod:`.calibration`,
     :mod:`five_hundred_env.scoring`), by card bit (:func:`policy_card_bits`)."""
-    if rules.preset not in COMPILED_PRESETS:
-        raise ValueError(f"the compiled heuristic covers the presets {', '.join(COMPILED_PRESETS)}; "
-                         f"got {rules.preset!r}: use HeuristicAgent")
     bits = policy_card_bits(rules.deck)
     fit = calibration_for(rules.preset)
     rf = np.zeros(k.NUM_RF)
@@ -211,7 +208,7 @@ class HeuristicPolicy:
     ``act_batch(obs, mask)`` takes ``[B, obs_size]`` observations and ``[B, num_actions]``
     masks (each row the acting seat's, as ``env.observe`` or :class:`BatchEngine` give them)
     and returns the compact action of each row; :meth:`act_engine` does it for a batched
-    engine's current decisions. Presets other than :data:`COMPILED_PRESETS` are refused.
+    engine's current decisions. Every preset and rule option (:data:`COMPILED_PRESETS`).
     """
 
     def __init__(self, rules: Rules | str = "australian") -> None:

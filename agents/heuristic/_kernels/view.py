@@ -63,6 +63,7 @@ NUM_CT = C_TD_LEN + 5
 # R_MATES: the fixed team-mates of relative seat 0 (a bit set); R_WIDTH: a card slice's width;
 # R_CALL: five players (the partner slices at R_PARTNER_AT, R_SEAT_AT); R_CALL_SEAT: partner_call=seat;
 # R_RUNS: R_NUM_RUNS runs (first card id, how many ids, first bit) that read a card slice into bits
+# (none where every card's bit is its id)
 MAX_RUNS = 4
 NUM_RI = R_RUNS + 3 * MAX_RUNS
 (K_SUIT_A, K_SUIT_B, K_SUIT_SIGMA, K_NT_A, K_NT_B, K_NT_SIGMA, K_OWN_AVG, K_OWN_AVG_NT, K_DEFENCE_AVG,
@@ -137,9 +138,17 @@ def read_index(row: np.ndarray, at: int, width: int) -> int:
 
 @njit(cache=True, inline="always")
 def read_cards(row: np.ndarray, at: int, ri: np.ndarray) -> int:
-    """The card slice ``row[at:at+width]`` (indexed by universal card id) as a mask of card bits:
-    each run of ids whose bits follow on is read 8 elements at a time (read_bits)."""
+    """The card slice ``row[at:at+width]`` (indexed by universal card id) as a mask of card bits.
+    Where the ids are the bits (no runs), the slice's first 64 elements in 8 loads, kept to the
+    pack (every card slice is followed by at least 18 more 0/1 elements: see read_bits); else each
+    run of ids whose bits follow on, 8 elements at a time."""
     m = 0
+    if ri[R_NUM_RUNS] == 0:
+        for w in range(8):
+            x = _load_u64(row, at + 8 * w)
+            if x:
+                m |= np.int64((x * GATHER) >> np.uint64(56)) << (8 * w)
+        return m & ri[R_DECK]
     for k in range(ri[R_NUM_RUNS]):
         run = R_RUNS + 3 * k
         m |= read_bits(row, at + ri[run], ri[run + 1]) << ri[run + 2]

@@ -5,7 +5,8 @@ For each preset, random legal play (every game's action drawn uniformly from its
 of ``--batch`` games: decisions per second with action masks only (``observations=False``)
 and with every acting seat's full observation written too. In the same run, the scalar engine
 (``benchmarks/bench_engine.py``) and the AEC loop (``benchmarks/bench_aec.py``, its final
-``None`` steps not counted as decisions) are measured and the ratios printed.
+``None`` steps not counted as decisions) are measured and the ratios printed, and each preset's
+batched decisions per CPU second as a share of ``australian``'s (masks only; with observations).
 
     python benchmarks/bench_vector.py --seconds 3 --json vector.json
     python benchmarks/bench_vector.py --preset australian --batch 4096 --seconds 10
@@ -27,6 +28,7 @@ from bench_engine import peak_memory_mib
 from bench_engine import run as engine_loop
 
 import five_hundred_env
+from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.vector.batch import VECTOR_PRESETS as PRESETS  # the presets the kernels play
 
 DEFAULT_BATCH = 1024  # the fastest batch measured (state, masks and observations stay in L2)
@@ -59,7 +61,9 @@ def numpy_play_probe(batch: int, seconds: float, seed: int = 0) -> float:
     from five_hundred_env.engine import EFFECTIVE_SUIT, SUIT_CARDS
 
     rng = np.random.default_rng(seed)
-    suit_cards, effective_suit = np.array(SUIT_CARDS, dtype=np.int64), np.array(EFFECTIVE_SUIT, dtype=np.int64)
+    four_to_ace = (1 << NUM_CARDS) - 1  # the cards of the australian pack's ranks
+    suit_cards = np.array([[mask & four_to_ace for mask in row] for row in SUIT_CARDS], dtype=np.int64)
+    effective_suit = np.array([row[:NUM_CARDS] for row in EFFECTIVE_SUIT], dtype=np.int64)
     hands = rng.integers(0, 1 << 46, (batch, 4), dtype=np.int64)
     ctx, led, to_act = (rng.integers(0, 4, batch) for _ in range(3))
     card_bits = np.int64(1) << np.arange(46, dtype=np.int64)
@@ -116,14 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     first = first_call_seconds()
     print(f"first call (import, kernels loaded or compiled, one step): {first:.1f} s")
     print(f"{'preset':<12} {'batch':>6} {'masks/s':>11} {'masks/CPU-s':>12} {'obs/s':>11} {'obs/CPU-s':>11} "
-          f"{'scalar/s':>9} {'AEC/s':>7} {'masks÷scalar':>12} {'obs÷AEC':>7}")
+          f"{'scalar/s':>9} {'AEC/s':>7} {'masks÷scalar':>12} {'obs÷AEC':>7} {'÷australian':>11}")
     results = {}
     for preset in args.preset or list(PRESETS):
         r = results[preset] = measure(preset, args.batch, args.seconds)
+        base = results.get("australian", r)
+        for kind in ("masks", "obs"):
+            r[f"{kind}_vs_australian"] = r[f"decisions_per_cpu_s_{kind}"] / base[f"decisions_per_cpu_s_{kind}"]
         print(f"{preset:<12} {r['batch']:>6} {r['decisions_per_s_masks']:>11,.0f} {r['decisions_per_cpu_s_masks']:>12,.0f} "
               f"{r['decisions_per_s_obs']:>11,.0f} {r['decisions_per_cpu_s_obs']:>11,.0f} "
               f"{r['scalar_engine_decisions_per_s']:>9,.0f} {r['aec_decisions_per_s']:>7,.0f} "
-              f"{r['masks_vs_scalar']:>11.0f}× {r['obs_vs_aec']:>6.0f}×")
+              f"{r['masks_vs_scalar']:>11.0f}× {r['obs_vs_aec']:>6.0f}× "
+              f"{r['masks_vs_australian']:>5.0%} {r['obs_vs_australian']:>5.0%}")
     probe = numpy_play_probe(args.batch, args.seconds)
     print(f"numpy probe (the play phase alone, vectorised in numpy): {probe:,.0f} decisions/CPU-s")
     peak = peak_memory_mib()

@@ -787,16 +787,6 @@ def test_records_replay_exactly(preset, options):
 
 
 @pytest.mark.parametrize("preset", NEW)
-def test_the_batched_engine_refuses_the_new_presets_by_name(preset):
-    """The batched engine plays the presets of sections 1-9 only (yet): it refuses these clearly."""
-    pytest.importorskip("numba")
-    from five_hundred_env.vector import BatchEngine
-
-    with pytest.raises(ValueError, match=preset):
-        BatchEngine(preset, 2)
-
-
-@pytest.mark.parametrize("preset", NEW)
 def test_the_gymnasium_id_plays_the_new_presets(preset):
     """The Gymnasium id ``FiveHundred-v1`` takes the new presets (one learner against agents)."""
     import gymnasium

@@ -11,7 +11,7 @@ import pytest
 
 import five_hundred_env
 from five_hundred_env import IllegalActionError, make_rules
-from five_hundred_env.cards import DECKS, NUM_CARDS
+from five_hundred_env.cards import DECKS
 from five_hundred_env.engine import deal_to_cards
 from five_hundred_env.vector.batch import VECTOR_PRESETS as PRESETS
 
@@ -24,27 +24,29 @@ def play(engine: BatchEngine, steps: int) -> None:
         engine.step(engine.sample_actions())
 
 
-def deck_bits(preset: str) -> np.ndarray:
-    return np.array([DECKS[preset] >> c & 1 for c in range(NUM_CARDS)], dtype=np.int8)
+def deck_bits(preset: str, width: int) -> np.ndarray:
+    return np.array([DECKS[preset] >> c & 1 for c in range(width)], dtype=np.int8)
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_shuffled_deals_share_out_the_whole_deck(preset: str) -> None:
-    """§3: every card of the preset's deck is dealt once, 10 to each hand and the rest to the kitty,
-    at reset and after the automatic resets of later deals."""
+    """§3, §10.3: every card of the preset's deck is dealt once, 10 to each hand, 3 to the kitty and
+    (``two_handed``) the rest to the dead hand, at reset and after the automatic resets of later deals."""
     rules = make_rules(preset)
     engine = BatchEngine(rules, 64, seed=3)
-    n = rules.num_players
+    n, width = rules.num_players, rules.card_slots
+    parts = engine.encoder.state_layout
     fresh = np.ones(64, dtype=bool)
     checked = 0
     for _ in range(200):
         states = engine.state()
         for b in np.flatnonzero(fresh):
-            hands = states[b, :n * NUM_CARDS].reshape(n, NUM_CARDS)
-            kitty = states[b, n * NUM_CARDS:(n + 1) * NUM_CARDS]
+            hands = states[b, :n * width].reshape(n, width)
+            kitty = states[b, n * width:(n + 1) * width]
+            dead = states[b, parts["dead_hand"][0]:][:width] if "dead_hand" in parts else np.zeros(width, np.int8)
             assert (hands.sum(1) == rules.hand_size).all()
-            assert kitty.sum() == rules.kitty_size
-            np.testing.assert_array_equal(hands.sum(0) + kitty, deck_bits(preset))
+            assert kitty.sum() == rules.kitty_size and dead.sum() == rules.dead_hand_size
+            np.testing.assert_array_equal(hands.sum(0) + kitty + dead, deck_bits(preset, width))
         checked += fresh.sum()
         fresh = engine.step(engine.sample_actions()).deal_done.copy()
     assert checked > 64 + 64
@@ -168,7 +170,7 @@ def test_games_rotate_the_deal_to_the_left_and_keep_scores() -> None:
     # Random bids sink a side to -500 within a deal or two: far targets keep the games going.
     engine = BatchEngine("australian", 32, episode="game", seed=6, target=10_000, losing_score=-10_000)
     dealer_slice = engine.encoder.layout["dealer"][0]
-    offset = 6 * NUM_CARDS + dealer_slice  # seat 0's view inside the state: dealer relative to seat 0
+    offset = engine.encoder.state_layout["observation"][0] + dealer_slice  # seat 0's view: its dealer
     dealers = engine.state()[:, offset:offset + 4].argmax(1)
     rotations = 0
     for _ in range(300):
@@ -207,15 +209,18 @@ def test_the_package_works_without_numba_and_the_vector_import_names_the_extra()
     assert "pip install five-hundred-env[vector]" in out
 
 
-def test_the_single_agent_env_hands_the_learner_every_turn_and_its_side_s_results() -> None:
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_the_single_agent_env_hands_the_learner_every_turn_and_its_side_s_results(preset: str) -> None:
+    """The learner plays side 1: a seat alone, two partners, or (``six_handed``) three team-mates."""
     agents = pytest.importorskip("agents.base")
-    env = SingleAgentVectorEnv("australian", 8, learner_seats=(1, 3), opponent=agents.RandomAgent(seed=0), seed=2)
+    learner = make_rules(preset).seats_of(1)
+    env = SingleAgentVectorEnv(preset, 8, learner_seats=learner, opponent=agents.RandomAgent(seed=0), seed=2)
     obs, info = env.reset(seed=2)
     assert obs.shape == (8, env.engine.obs_size) and env.observation_space.shape == obs.shape
     rng = np.random.default_rng(0)
     episodes = 0
     for _ in range(200):
-        assert np.isin(info["seat"], (1, 3)).all()
+        assert np.isin(info["seat"], learner).all()
         masks = env.action_masks()
         np.testing.assert_array_equal(masks, info["action_mask"].astype(bool))
         assert masks.any(1).all()  # SAME_STEP autoreset: even a terminal step's mask is the next deal's
@@ -246,3 +251,37 @@ def test_the_single_agent_env_takes_batched_opponents_and_refuses_bad_seats() ->
         SingleAgentVectorEnv("australian", 2, learner_seats=(0, 1))
     with pytest.raises(ValueError, match="unknown built-in opponent"):
         SingleAgentVectorEnv("australian", 2, opponent="heuristic")
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_positions_of_the_scalar_engine_load_in_every_phase(preset: str) -> None:
+    """``load_position`` of deals stopped after random actions, in every phase (§10.5's call
+    included): the acting seat's observation and mask, and the global state, are the scalar
+    encoder's (six_handed's 12♥ and 13♥, whose ids pass 63, included)."""
+    import random
+
+    from five_hundred_env.actions import ActionTable
+    from five_hundred_env.engine import Deal
+    from five_hundred_env.observation import ObservationEncoder
+
+    rules = make_rules(preset)
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    rng = random.Random(4)
+    engine = BatchEngine(rules, 40, seed=0)
+    phases = set()
+    for game in range(40):
+        deal = Deal.new(rules, rng, dealer=game % rules.num_players)
+        for _ in range(rng.randrange(60)):
+            if deal.is_over:
+                break
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        engine.load_position(game, deal, scores=[10 * (game % 7)] * rules.num_sides)
+        phases.add(deal.phase)
+        if deal.is_over:
+            continue
+        turn = encoder.encode_turn(deal, table, [10 * (game % 7)] * rules.num_sides)
+        np.testing.assert_array_equal(engine.obs[game], turn["observation"], err_msg=f"game {game}")
+        np.testing.assert_array_equal(engine.masks[game], turn["action_mask"], err_msg=f"game {game}")
+        state = encoder.encode_state(deal, [10 * (game % 7)] * rules.num_sides)
+        np.testing.assert_array_equal(engine.state()[game], state, err_msg=f"state of game {game}")
+    assert len(phases) >= 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 import five_hundred_env
@@ -18,12 +20,18 @@ def load_aec_deal(batch: BatchEngine, game: int, aec: five_hundred_env.raw_env) 
                    scores=list(aec.game.scores))
 
 
+Policy = Callable[[int, dict], int]
+"""A chooser of game ``b``'s action from the AEC env's ``observe(agent)`` of the seat to act."""
+
+
 def play_differential(rules: Rules, episode: str, num_games: int, steps: int, seed: int,
-                      start_scores: list[int] | None = None, reward: str = "zero_sum", win_shaping: float = 0.0) -> int:
+                      start_scores: list[int] | None = None, reward: str = "zero_sum", win_shaping: float = 0.0,
+                      policy: Policy | None = None) -> int:
     """Play ``steps`` batched steps, asserting at every step that each game's acting seat, mask,
     observation, the observation of another seat, the global state (oriented to seat 0, and to that
     other seat: ``env.state(agent)``) equal the AEC env's, and at
-    each deal end its rewards and scores. Returns the number of deals finished (so callers can check that deals did end)."""
+    each deal end its rewards and scores. The actions are random legal ones, or ``policy``'s.
+    Returns the number of deals finished (so callers can check that deals did end)."""
     rng = np.random.default_rng(seed)
     batch = BatchEngine(rules, num_games, episode=episode, reward=reward, win_shaping=win_shaping, seed=seed)
     envs = [five_hundred_env.env(rules=rules, episode=episode, reward=reward, win_shaping=win_shaping)
@@ -53,7 +61,7 @@ def play_differential(rules: Rules, episode: str, num_games: int, steps: int, se
             np.testing.assert_array_equal(views_of_others[b], other, err_msg=f"game {b}, seat {others[b]}'s view")
             np.testing.assert_array_equal(states_of_others[b], aec.state(other_agent),
                                           err_msg=f"game {b}, state oriented to seat {others[b]}")
-            actions[b] = rng.choice(np.flatnonzero(view["action_mask"]))
+            actions[b] = policy(b, view) if policy else rng.choice(np.flatnonzero(view["action_mask"]))
         step = batch.step(actions)
         for b, aec in enumerate(envs):
             aec.step(int(actions[b]))

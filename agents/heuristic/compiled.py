@@ -45,8 +45,8 @@ from five_hundred_env.vector.batch import output_buffer
 POLICIES = ("heuristic", "random")
 COMPILED_PRESETS = tuple(PRESETS)
 """The presets whose decisions the differential tests hold equal to HeuristicAgent's (any options): every one."""
-PLAY_OUT_PRESETS = ("australian", "italian_3p", "french_46")
-"""The presets :func:`play_out` plays (those of the batched engine whose playouts are tested)."""
+PLAY_OUT_PRESETS = tuple(PRESETS)
+"""The presets :func:`play_out` plays (every one: the batched engine plays them all)."""
 
 
 class PolicyTables(NamedTuple):
@@ -250,6 +250,16 @@ class HeuristicPolicy:
             raise ValueError(f"engine must be a BatchEngine of this policy's rules ({self.rules.describe()})")
 
 
+def _bit_translations(deck: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each card's policy bit by its kernel bit in the batched engine (kernel_card_ids), and back."""
+    policy_bit = np.zeros(KERNEL_MASK_BITS, dtype=np.int64)
+    engine_bit = np.zeros(KERNEL_MASK_BITS, dtype=np.int64)
+    for engine, policy in zip(kernel_card_ids(deck), policy_card_bits(deck), strict=True):
+        if engine >= 0:
+            policy_bit[engine], engine_bit[policy] = policy, engine
+    return policy_bit, engine_bit
+
+
 def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray | None = None,
              tables: PolicyTables | None = None) -> np.ndarray:
     """Play the deal of every game of ``engine`` (or of ``games``) to its end, inside one kernel
@@ -266,8 +276,6 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
     if not isinstance(engine, BatchEngine):
         raise ValueError(f"engine must be a BatchEngine, got {type(engine).__name__}")
     rules = engine.rules
-    if rules.preset not in PLAY_OUT_PRESETS:
-        raise ValueError(f"play_out plays the presets {', '.join(PLAY_OUT_PRESETS)}; got {rules.preset!r}")
     if tables is None:
         tables = policy_tables(rules)
     elif tables.made_for != rules:
@@ -277,8 +285,10 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
         raise ValueError(f"games must be indices 0..{engine.num_games - 1}")
     arrays = engine.kernel_arrays()
     out = np.zeros((engine.num_games, rules.num_sides), dtype=np.int64)
+    policy_bit, engine_bit = _bit_translations(rules.deck)
     kernels.play_out_games(arrays.state, arrays.options, chosen, policy == "heuristic", tables.cards, tables.numbers,
-                     tables.fit, tables.contracts, tables.estimate_keys, tables.estimates, arrays.obs_offsets, out)
+                           tables.fit, tables.contracts, tables.estimate_keys, tables.estimates, arrays.obs_offsets,
+                           policy_bit, engine_bit, out)
     engine.refresh(chosen)
     return out
 

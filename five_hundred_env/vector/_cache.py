@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numba
 
-KERNEL_SOURCES = ("_layout.py", "_bits.py", "_score.py", "_kernels.py", "_encode.py", "_step.py")
+KERNEL_SOURCES = ("_layout.py", "_bits.py", "_score.py", "_legal.py", "_kernels.py", "_encode.py", "_step.py")
 STAMP_NAME = "five_hundred_kernels.sha256"
 COMPILING_MESSAGE = "five_hundred_env: compiling the batched engine, once per install, about a minute"
 

@@ -1,13 +1,11 @@
-"""The rules of docs/rules.md §3-§9 as numba kernels over the batched state of :mod:`._layout`.
+"""The rules of docs/rules.md §3-§10 as numba kernels over the batched state of :mod:`._layout`.
 
 Each function mirrors the method of :class:`five_hundred_env.engine.Deal` or ``Game`` named in
 its docstring; the scalar engine is the readable reference and the differential tests
 (``tests/test_vector_diff.py``) hold the two to the same results at every step.
 
-The legal set of a game is kept as one word (``F_LEGAL``): in bidding, bit ``u`` for bid id
-``u`` (0-27); in the kitty phase and in play, bit ``c`` for card ``c`` (0-45) and bit
-``46 + 4·j + s`` for leading joker ``j`` naming suit ``s``; in the nomination, bits 0-4 for
-``NOMINATE_S … NOMINATE_H, NO_NOMINATION``.
+The legal set of a game, its bits (what a kernel applies with :func:`apply_word_bit`) and the
+card-order tables are described in :mod:`._legal`.
 """
 
 from __future__ import annotations
@@ -16,14 +14,14 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from five_hundred_env.cards import JOKER1, JOKERS_MASK, NUM_CARDS
-from five_hundred_env.engine import EFFECTIVE_SUIT, SUIT_CARDS, WIN_KEY
+from five_hundred_env.cards import JOKER1, JOKERS_MASK, KERNEL_MASK_BITS
 from five_hundred_env.vector._bits import next_random, popcount
 from five_hundred_env.vector._layout import (
     F_ACTION_RNG,
     F_BID_ROWS,
     F_BID_SEAT,
     F_BOTH_JOKERS_SEAT,
+    F_CALLED,
     F_CONTRACT,
     F_CONTRACTOR,
     F_CTX,
@@ -40,11 +38,14 @@ from five_hundred_env.vector._layout import (
     F_LEADER,
     F_LED_SUIT,
     F_LEGAL,
+    F_LEGAL_HIGH,
     F_MADE,
     F_NEXT_SEAT,
     F_NOMINATED,
     F_NUM_DEALS,
     F_NUM_TRICKS,
+    F_PARTNER,
+    F_PARTNER_KNOWN,
     F_PASS_ROWS,
     F_PASS_SEATS,
     F_PASSED,
@@ -73,39 +74,33 @@ from five_hundred_env.vector._layout import (
     O_DECK,
     O_EXPOSURE,
     O_HAND,
-    O_JOKER_LEAD,
     O_KITTY,
-    O_MISERE,
+    O_LEAD_BIT,
     O_N,
     O_NOMINATION,
-    O_OPEN_MISERE_RANK,
+    O_PARTNER_CALL,
     O_REBID,
+    O_SIDE_OF,
+    O_WIN_KEY,
+    PARTNER_BIT,
+)
+from five_hundred_env.vector._legal import (
+    BIDDING,
+    CALL,
+    DEAL_OVER,
+    DISCARD,
+    MISERE,
+    NO_NOMINATION,
+    NO_PARTNER_CALL,
+    NO_TRUMP_CTX,
+    NOMINATE,
+    OPEN_MISERE,
+    PASS,
+    PLAY,
+    effective_suit,
+    set_legal,
 )
 from five_hundred_env.vector._score import score_deal
-
-# The kernels play the packs of ranks 4-A only (VECTOR_PRESETS): the first NUM_CARDS card ids
-# of the engine's tables, whose keys there are whole numbers.
-EFFECTIVE_SUIT_TABLE = np.array([row[:NUM_CARDS] for row in EFFECTIVE_SUIT], dtype=np.int64)
-SUIT_CARDS_TABLE = np.array([[mask & ((1 << NUM_CARDS) - 1) for mask in row] for row in SUIT_CARDS], dtype=np.int64)
-WIN_KEY_TABLE = np.array([[keys[:NUM_CARDS] for keys in ctx] for ctx in WIN_KEY], dtype=np.int64)
-
-BIDDING, DISCARD, NOMINATE, PLAY, DEAL_OVER = 0, 1, 2, 3, 4
-PASS, MISERE, OPEN_MISERE, NO_NOMINATION = 0, 26, 27, 86
-MISERE_RANK = 19
-NO_TRUMP_CTX = 4
-SUITLESS = 4
-JOKER_LEAD_BIT = NUM_CARDS  # word bit of the first joker lead
-NOMINATE_WORD = 0b11111
-
-
-@njit(cache=True)
-def bid_rank(action: int, o: np.ndarray) -> int:
-    """engine.bid_rank (§4): trick bids 0, 2 … 48, misère 19, open misère 45 or 50."""
-    if action == MISERE:
-        return MISERE_RANK
-    if action == OPEN_MISERE:
-        return o[O_OPEN_MISERE_RANK]
-    return 2 * (action - 1)
 
 
 # -- §3 the deal -----------------------------------------------------------------------------------
@@ -119,12 +114,14 @@ def start_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
     for field in (F_PASSED, F_PASSES_IN_ROW, F_DISCARDS, F_TRICK_LEN, F_NUM_TRICKS, F_SUITS_LED, F_EXPOSED,
                   F_THROWN_IN, F_MADE, F_JOKER_LEADS):
         st[b, field] = 0
-    for field in (F_HIGH_BID, F_HIGH_BIDDER, F_CONTRACT, F_CONTRACTOR, F_TRUMP, F_SITTING_OUT, F_NOMINATED,
-                  F_LEADER, F_LED_SUIT, F_BOTH_JOKERS_SEAT):
+    for field in (F_SITTING_OUT, F_PARTNER_KNOWN):
+        st[b, field] = 0
+    for field in (F_HIGH_BID, F_HIGH_BIDDER, F_CONTRACT, F_CONTRACTOR, F_TRUMP, F_NOMINATED, F_LEADER, F_LED_SUIT,
+                  F_BOTH_JOKERS_SEAT, F_CALLED, F_PARTNER):
         st[b, field] = -1
     st[b, F_CTX] = NO_TRUMP_CTX
     st[b, F_TRICK_SIZE] = n
-    for s in range(MAX_SEATS):
+    for s in range(n):
         st[b, F_HANDS + s] = st[b, F_DEALT + s]
         st[b, F_PLAYED + s] = 0
         st[b, F_SHOWN_VOID + s] = 0
@@ -132,21 +129,22 @@ def start_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
         st[b, F_TRICK_CARD + s] = -1
         st[b, F_NEXT_SEAT + s] = (s + 1) % n
         st[b, F_SCORE_CHANGE + s] = 0
-        if o[O_BOTH_JOKERS_MIN] > 0 and s < n and st[b, F_DEALT + s] & JOKERS_MASK == JOKERS_MASK:
+        if o[O_BOTH_JOKERS_MIN] > 0 and st[b, F_DEALT + s] & JOKERS_MASK == JOKERS_MASK:
             st[b, F_BOTH_JOKERS_SEAT] = s
     for t in range(MAX_TRICKS):
         st[b, F_TRICK_CARDS + t] = 0
     st[b, F_BID_ROWS] = 0
     st[b, F_PASS_ROWS] = 0
-    st[b, F_LEGAL] = legal_word(st, b, o)
+    set_legal(st, b, o)
 
 
 @njit(cache=True)
 def shuffle_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int, cards: np.ndarray) -> None:
-    """Deal.new: a uniform shuffle of the deck (Fisher-Yates over the game's stream), then dealt."""
+    """Deal.new: a uniform shuffle of the deck (Fisher-Yates over the game's stream), then dealt:
+    the hands, the kitty, and (``two_handed``) the dead hand, the cards left over (§10.3)."""
     deck = o[O_DECK]
     count = 0
-    for c in range(NUM_CARDS):
+    for c in range(KERNEL_MASK_BITS):
         if deck >> c & 1:
             cards[count] = c
             count += 1
@@ -162,7 +160,7 @@ def shuffle_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int, cards: np.n
                 hand |= 1 << cards[s * size + k]
         st[b, F_DEALT + s] = hand
     kitty = 0
-    for k in range(n * size, count):
+    for k in range(n * size, n * size + o[O_KITTY]):
         kitty |= 1 << cards[k]
     st[b, F_KITTY] = kitty
     start_deal(st, b, o, dealer)
@@ -176,70 +174,6 @@ def new_game(st: np.ndarray, b: int, o: np.ndarray, cards: np.ndarray) -> None:
     st[b, F_WINNERS] = 0
     st[b, F_NUM_DEALS] = 0
     shuffle_deal(st, b, o, next_random(st, b, F_DEAL_RNG, o[O_N]), cards)
-
-
-# -- the legal set -----------------------------------------------------------------------------------
-@njit(cache=True)
-def bidding_word(st: np.ndarray, b: int, o: np.ndarray) -> int:
-    """Deal._bidding_actions (§4) as a bit set of bid ids."""
-    high = st[b, F_HIGH_BID]
-    current = bid_rank(high, o) if high >= 0 else -1
-    first_trick_bid = 1 + (current + 2) // 2 if current >= 0 else 1
-    trick_bids = 0
-    if first_trick_bid <= 25:
-        trick_bids = ((1 << 26) - 1) ^ ((1 << first_trick_bid) - 1)
-    if st[b, F_TO_ACT] == st[b, F_BOTH_JOKERS_SEAT]:
-        floor = 1 + 5 * (o[O_BOTH_JOKERS_MIN] - 6)
-        if current < 2 * (floor - 1):  # both jokers dealt, the bid below the floor: no pass, no misère
-            return trick_bids & ~((1 << floor) - 1)
-    word = trick_bids | 1 << PASS
-    misere = o[O_MISERE]  # 0 after_seven, 1 any_time, 2 none
-    if misere != 2 and current < MISERE_RANK and (misere == 1 or 6 <= high <= 10):
-        word |= 1 << MISERE
-    open_rank = o[O_OPEN_MISERE_RANK]
-    if open_rank >= 0 and current < open_rank:
-        word |= 1 << OPEN_MISERE
-    return word
-
-
-@njit(cache=True)
-def joker_lead_suits(st: np.ndarray, b: int, o: np.ndarray, seat: int) -> int:
-    """Deal._joker_lead_suits (§7, ``joker_lead_suit``) as a bit set of suits."""
-    if o[O_JOKER_LEAD] == 0:  # not_yet_led
-        allowed = ~st[b, F_SUITS_LED] & 15
-        if allowed == 0 and st[b, F_HANDS + seat] & ~JOKERS_MASK == 0:
-            allowed = 15  # nothing but jokers left: any suit
-        return allowed
-    allowed = ~st[b, F_SHOWN_VOID + seat] & 15
-    return allowed if allowed else 15
-
-
-@njit(cache=True)
-def legal_word(st: np.ndarray, b: int, o: np.ndarray) -> int:
-    """Deal.legal_actions as a word (module docstring)."""
-    phase = st[b, F_PHASE]
-    if phase == PLAY:
-        seat = st[b, F_TO_ACT]
-        hand = st[b, F_HANDS + seat]
-        ctx = st[b, F_CTX]
-        if st[b, F_TRICK_LEN]:
-            follow = hand & SUIT_CARDS_TABLE[ctx, st[b, F_LED_SUIT]]  # follow suit if you can (§7)
-            return follow if follow else hand
-        suitless = hand & SUIT_CARDS_TABLE[ctx, SUITLESS]
-        word = hand ^ suitless
-        if suitless:
-            suits = joker_lead_suits(st, b, o, seat)
-            for j in range(2):
-                if suitless >> (JOKER1 + j) & 1:
-                    word |= suits << (JOKER_LEAD_BIT + 4 * j)
-        return word
-    if phase == BIDDING:
-        return bidding_word(st, b, o)
-    if phase == DISCARD:
-        return st[b, F_HANDS + st[b, F_CONTRACTOR]]
-    if phase == NOMINATE:
-        return NOMINATE_WORD
-    return 0
 
 
 # -- §4 bidding, §5 the kitty, §7 play ---------------------------------------------------------------
@@ -306,11 +240,21 @@ def end_auction(st: np.ndarray, b: int, o: np.ndarray) -> None:
     else:
         st[b, F_CTX] = strain
         st[b, F_TRUMP] = strain
-    if misere and o[O_N] == 4:
-        out = (contractor + 2) % 4
-        st[b, F_SITTING_OUT] = out
-        st[b, F_NEXT_SEAT + (out + 3) % 4] = (out + 1) % 4
-        st[b, F_TRICK_SIZE] = 3
+    if misere:  # the contractor's team-mates sit out (§7, §10.4): one with four players, two with six
+        n = o[O_N]
+        own = o[O_SIDE_OF + contractor]
+        out = 0
+        for s in range(n):
+            if s != contractor and o[O_SIDE_OF + s] == own:
+                out |= 1 << s
+        if out:
+            st[b, F_SITTING_OUT] = out
+            st[b, F_TRICK_SIZE] = n - popcount(out)
+            for s in range(n):
+                nxt = (s + 1) % n
+                while out >> nxt & 1:
+                    nxt = (nxt + 1) % n
+                st[b, F_NEXT_SEAT + s] = nxt
     st[b, F_HANDS + contractor] |= st[b, F_KITTY]  # picked up without showing it
     st[b, F_PHASE] = DISCARD
     st[b, F_TO_ACT] = contractor
@@ -318,16 +262,41 @@ def end_auction(st: np.ndarray, b: int, o: np.ndarray) -> None:
 
 @njit(cache=True)
 def apply_discard(st: np.ndarray, b: int, o: np.ndarray, card: int) -> None:
-    """Deal._apply_discard, then Deal._may_nominate."""
+    """Deal._apply_discard: after the last discard, a trick contract's partner call (§10.5) or
+    what follows it (after_call)."""
     contractor = st[b, F_CONTRACTOR]
     st[b, F_HANDS + contractor] ^= 1 << card
     st[b, F_DISCARDS] |= 1 << card
     if popcount(st[b, F_DISCARDS]) < o[O_KITTY]:
         return
+    if o[O_PARTNER_CALL] != NO_PARTNER_CALL and st[b, F_CONTRACT] < MISERE:
+        st[b, F_PHASE] = CALL
+    else:
+        after_call(st, b, o)
+
+
+@njit(cache=True)
+def apply_call(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
+    """Deal._apply_call: a seat named (``PARTNER_s``), or a card whose holder at the call is the
+    partner (none if it is a discard)."""
+    if bit >= PARTNER_BIT:
+        st[b, F_PARTNER] = bit - PARTNER_BIT
+        st[b, F_PARTNER_KNOWN] = 1
+    else:
+        st[b, F_CALLED] = bit
+        for s in range(o[O_N]):
+            if st[b, F_HANDS + s] >> bit & 1:
+                st[b, F_PARTNER] = s
+    after_call(st, b, o)
+
+
+@njit(cache=True)
+def after_call(st: np.ndarray, b: int, o: np.ndarray) -> None:
+    """Deal._after_call: the joker's nomination if Deal._may_nominate, else the play."""
     nomination = o[O_NOMINATION]  # 0 nt_and_misere, 1 misere_only, 2 none
     contract = st[b, F_CONTRACT]
     misere = contract >= MISERE
-    if (nomination != 2 and st[b, F_HANDS + contractor] >> JOKER1 & 1
+    if (nomination != 2 and st[b, F_HANDS + st[b, F_CONTRACTOR]] >> JOKER1 & 1
             and (misere or (nomination == 0 and (contract - 1) % 5 == 4))):
         st[b, F_PHASE] = NOMINATE
     else:
@@ -351,13 +320,14 @@ def apply_play(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
     ctx = st[b, F_CTX]
     leading = st[b, F_TRICK_LEN] == 0
     number = st[b, F_NUM_TRICKS]
-    if bit >= JOKER_LEAD_BIT:  # a suitless joker led, naming the suit to follow
-        card = JOKER1 + (bit - JOKER_LEAD_BIT) // 4
-        st[b, F_LED_SUIT] = (bit - JOKER_LEAD_BIT) % 4
+    lead = o[O_LEAD_BIT]
+    if bit >= lead:  # a suitless joker led, naming the suit to follow
+        card = JOKER1 + (bit - lead) // 4
+        st[b, F_LED_SUIT] = (bit - lead) % 4
         st[b, F_JOKER_LEADS] |= 1 << (4 * number + st[b, F_LED_SUIT])
     else:
         card = bit
-        suit = EFFECTIVE_SUIT_TABLE[ctx, card]
+        suit = effective_suit(o, ctx, card)
         if leading:
             st[b, F_LED_SUIT] = suit
         elif suit != st[b, F_LED_SUIT]:
@@ -366,6 +336,8 @@ def apply_play(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
     st[b, F_HANDS + seat] ^= 1 << card
     st[b, F_PLAYED + seat] |= 1 << card
     st[b, F_TRICK_CARDS + number] |= 1 << card
+    if card == st[b, F_CALLED]:
+        st[b, F_PARTNER_KNOWN] = 1  # who played it is public (§10.5)
     if leading:
         st[b, F_SUITS_LED] |= 1 << led
     st[b, F_TRICK_CARD + seat] = card
@@ -375,10 +347,11 @@ def apply_play(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
         return
     # The trick is complete: the highest trump wins, else the highest card of the suit led.
     winner, best = -1, -1
+    keys = O_WIN_KEY + KERNEL_MASK_BITS * (4 * ctx + led)
     for s in range(o[O_N]):
         c = st[b, F_TRICK_CARD + s]
         if c >= 0:
-            key = WIN_KEY_TABLE[ctx, led, c]
+            key = o[keys + c]
             if key > best:
                 winner, best = s, key
             st[b, F_TRICK_CARD + s] = -1
@@ -408,22 +381,30 @@ def apply_word_bit(st: np.ndarray, b: int, o: np.ndarray, bit: int) -> None:
         apply_bid(st, b, o, bit)
     elif phase == DISCARD:
         apply_discard(st, b, o, bit)
+    elif phase == CALL:
+        apply_call(st, b, o, bit)
     else:
         if bit != NO_NOMINATION - 82:
             st[b, F_NOMINATED] = bit
             st[b, F_CTX] = NO_TRUMP_CTX + 1 + bit
         start_play(st, b, o)
-    st[b, F_LEGAL] = legal_word(st, b, o)
+    set_legal(st, b, o)
 
 
 @njit(cache=True)
 def sample_word_bit(st: np.ndarray, b: int) -> int:
-    """A uniformly random bit of the game's legal word, from its action stream (-1 if none)."""
+    """A uniformly random bit (0-127) of the game's legal set, from its action stream (-1 if none)."""
     word = st[b, F_LEGAL]
-    if word == 0:
+    high = st[b, F_LEGAL_HIGH]
+    low_count = popcount(word)
+    count = low_count + popcount(high)
+    if count == 0:
         return -1
-    k = next_random(st, b, F_ACTION_RNG, popcount(word))
+    k = next_random(st, b, F_ACTION_RNG, count)
+    offset = 0
+    if k >= low_count:
+        word, k, offset = high, k - low_count, KERNEL_MASK_BITS
     for _ in range(k):
         word &= word - 1
-    return trailing_zeros(word)
+    return offset + trailing_zeros(word)
 

@@ -1,4 +1,5 @@
-"""§8 scoring and §9 winning as numba kernels (``scoring.deal_score``, ``Game._end_of_deal``)."""
+"""§8 and §10.6 scoring, §9 and §10.7 winning as numba kernels (``scoring.deal_score``,
+``Game._end_of_deal``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from five_hundred_env.vector._layout import (
     F_CONTRACTOR,
     F_MADE,
     F_NUM_DEALS,
+    F_PARTNER,
     F_SCORE_CHANGE,
     F_SCORES,
     F_THROWN_IN,
@@ -40,6 +42,15 @@ def side_of(seat: int, o: np.ndarray) -> int:
     return o[O_SIDE_OF + seat]
 
 
+@njit(cache=True)
+def team_sides(st: np.ndarray, b: int, o: np.ndarray) -> int:
+    """The sides of the contracting team (§10.6), as a bit set: the contractor's, and in a trick
+    contract a five-handed partner's (Deal.contracting_seats)."""
+    sides = 1 << side_of(st[b, F_CONTRACTOR], o)
+    partner = st[b, F_PARTNER]
+    if partner >= 0 and st[b, F_CONTRACT] < MISERE:
+        sides |= 1 << side_of(partner, o)
+    return sides
 
 
 @njit(cache=True)
@@ -48,24 +59,28 @@ def score_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
     n = o[O_N]
     contract = st[b, F_CONTRACT]
     contractor = st[b, F_CONTRACTOR]
-    own = side_of(contractor, o)
+    team = team_sides(st, b, o)
     side_tricks = np.zeros(MAX_SEATS, dtype=np.int64)
     for s in range(n):
         side_tricks[side_of(s, o)] += st[b, F_TRICKS_WON + s]
+    team_tricks = 0
+    for side in range(o[O_SIDES]):
+        if team >> side & 1:
+            team_tricks += side_tricks[side]
     contractor_tricks = st[b, F_TRICKS_WON + contractor]
     misere = contract >= MISERE
-    made = contractor_tricks == 0 if misere else side_tricks[own] >= 6 + (contract - 1) // 5
+    made = contractor_tricks == 0 if misere else team_tricks >= 6 + (contract - 1) // 5
     if contract == MISERE:
         value = o[O_MISERE_VALUE]
     elif contract == OPEN_MISERE:
         value = 500
     else:
         value = 40 + 100 * ((contract - 1) // 5) + 20 * ((contract - 1) % 5)
-        if made and o[O_SLAM] and side_tricks[own] == o[O_HAND] and value < SLAM_VALUE:
+        if made and o[O_SLAM] and team_tricks == o[O_HAND] and value < SLAM_VALUE:
             value = SLAM_VALUE
     st[b, F_MADE] = made
     for side in range(o[O_SIDES]):
-        if side == own:
+        if team >> side & 1:
             change = value if made else -value
         elif misere:
             change = 10 * contractor_tricks if o[O_MISERE_DEFENCE] == 1 else 0
@@ -99,17 +114,15 @@ def end_of_game_deal(st: np.ndarray, b: int, o: np.ndarray) -> None:
     k = o[O_SIDES]
     for side in range(k):
         st[b, F_SCORES + side] += st[b, F_SCORE_CHANGE + side]
-    own = side_of(st[b, F_CONTRACTOR], o)
+    team = team_sides(st, b, o)
     reached = 0
-    if o[O_WIN_NEEDS_CONTRACT]:
-        if st[b, F_MADE] and st[b, F_SCORES + own] >= o[O_TARGET]:
-            reached = 1 << own
-    else:
-        for side in range(k):
-            if st[b, F_SCORES + side] >= o[O_TARGET]:
-                reached |= 1 << side
-        if popcount(reached) > 1:
-            reached = 1 << own if reached >> own & 1 else highest_sides(st, b, reached)
+    for side in range(k):
+        if st[b, F_SCORES + side] >= o[O_TARGET]:
+            reached |= 1 << side
+    if o[O_WIN_NEEDS_CONTRACT]:  # the contracting team's sides at the target, by a made contract
+        reached = reached & team if st[b, F_MADE] else 0
+    elif popcount(reached) > 1:
+        reached = reached & team if reached & team else highest_sides(st, b, reached)
     if reached == 0:
         sunk = False
         for side in range(k):

@@ -11,19 +11,11 @@ from numba import njit
 
 from five_hundred_env.vector._cache import announce_compile
 from five_hundred_env.vector._encode import mask_kind, write_mask, write_obs, write_state
-from five_hundred_env.vector._kernels import (
-    DEAL_OVER,
-    apply_word_bit,
-    new_game,
-    sample_word_bit,
-    shuffle_deal,
-    start_deal,
-)
+from five_hundred_env.vector._kernels import apply_word_bit, new_game, sample_word_bit, shuffle_deal, start_deal
 from five_hundred_env.vector._layout import (
     F_CONTRACT,
     F_CONTRACTOR,
     F_DEALER,
-    F_LEGAL,
     F_MADE,
     F_PHASE,
     F_SCORE_CHANGE,
@@ -34,19 +26,25 @@ from five_hundred_env.vector._layout import (
     O_N,
     O_SIDES,
 )
+from five_hundred_env.vector._legal import DEAL_OVER, is_legal
 from five_hundred_env.vector._score import end_of_game_deal, side_of
 
-ZERO_SUM, SCORE = 0, 1  # reward modes
+ZERO_SUM, SCORE, WIN = 0, 1, 2  # reward modes
 
 
 @njit(cache=True)
-def credit_deal(st: np.ndarray, b: int, o: np.ndarray, reward_mode: int, scale: float,
+def credit_deal(st: np.ndarray, b: int, o: np.ndarray, reward_mode: int, scale: float, win_shaping: float,
                 rewards: np.ndarray, changes: np.ndarray, summary: np.ndarray) -> None:
-    """Every seat's reward for the finished deal: its side's result (Deal.zero_sum_result) ÷ scale;
-    each side's score change, and the deal's (contract, contractor, made) in ``summary``."""
+    """Every seat's reward for the finished deal (scored by end_of_game_deal), in the AEC
+    environment's arithmetic (float64, then float32): its side's result (Deal.zero_sum_result)
+    ÷ scale, its side's score change ÷ scale, or (``WIN``) ``win_shaping`` × the zero-sum result ÷
+    scale plus ±1 when the game ended; each side's score change, and the deal's (contract,
+    contractor, made, winning sides) in ``summary``."""
     summary[b, 0] = st[b, F_CONTRACT]
     summary[b, 1] = st[b, F_CONTRACTOR]
     summary[b, 2] = st[b, F_MADE]
+    winners = st[b, F_WINNERS]
+    summary[b, 3] = winners
     n = o[O_N]
     k = o[O_SIDES]
     total = 0
@@ -54,11 +52,17 @@ def credit_deal(st: np.ndarray, b: int, o: np.ndarray, reward_mode: int, scale: 
         changes[b, side] = st[b, F_SCORE_CHANGE + side]
         total += st[b, F_SCORE_CHANGE + side]
     for seat in range(n):
-        change = st[b, F_SCORE_CHANGE + side_of(seat, o)]
-        if reward_mode == ZERO_SUM:
+        side = side_of(seat, o)
+        change = st[b, F_SCORE_CHANGE + side]
+        if reward_mode == SCORE:
+            rewards[b, seat] = change / scale
+        elif reward_mode == ZERO_SUM:
             rewards[b, seat] = (change - (total - change) / (k - 1)) / scale
         else:
-            rewards[b, seat] = change / scale
+            reward = win_shaping * (change - (total - change) / (k - 1)) / scale
+            if winners:
+                reward += 1.0 if winners >> side & 1 else -1.0
+            rewards[b, seat] = reward
 
 
 @njit(cache=True)
@@ -84,7 +88,7 @@ def first_illegal(st: np.ndarray, actions: np.ndarray, universal_of_compact: np.
         if a >= universal_of_compact.shape[0] or st[b, F_PHASE] >= DEAL_OVER:
             return b
         u = universal_of_compact[a]
-        if word_kind[u] != mask_kind(st[b, F_PHASE]) or not st[b, F_LEGAL] >> word_bit[u] & 1:
+        if word_kind[u] != mask_kind(st[b, F_PHASE]) or not is_legal(st, b, word_bit[u]):
             return b
     return -1
 
@@ -92,7 +96,7 @@ def first_illegal(st: np.ndarray, actions: np.ndarray, universal_of_compact: np.
 @njit(cache=True)
 def step_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_compact: np.ndarray,
                word_bit: np.ndarray, compact_of_word: np.ndarray, off: np.ndarray, reward_mode: int,
-               scale: float, seats: np.ndarray, masks: np.ndarray, obs: np.ndarray, rewards: np.ndarray,
+               scale: float, win_shaping: float, seats: np.ndarray, masks: np.ndarray, obs: np.ndarray, rewards: np.ndarray,
                changes: np.ndarray, summary: np.ndarray, deal_done: np.ndarray, episode_done: np.ndarray,
                final_observer: np.ndarray, final_obs: np.ndarray, cards: np.ndarray) -> None:
     """Apply each game's (legal, already checked) action; games with a negative action are left as
@@ -113,9 +117,8 @@ def step_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_
         if st[b, F_PHASE] == DEAL_OVER:
             if write_final and final_observer[b] >= 0:
                 write_obs(st, b, o, final_observer[b], off, final_obs[b])
-            credit_deal(st, b, o, reward_mode, scale, rewards, changes, summary)
             end_of_game_deal(st, b, o)
-            summary[b, 3] = st[b, F_WINNERS]
+            credit_deal(st, b, o, reward_mode, scale, win_shaping, rewards, changes, summary)
             deal_done[b] = True
             episode_done[b] = next_deal(st, b, o, cards)
         seats[b] = st[b, F_TO_ACT]
@@ -158,7 +161,7 @@ def replay(st: np.ndarray, b: int, o: np.ndarray, history: np.ndarray, word_bit:
     for i in range(history.shape[0]):
         u = history[i]
         if (st[b, F_PHASE] >= DEAL_OVER or word_kind[u] != mask_kind(st[b, F_PHASE])
-                or not st[b, F_LEGAL] >> word_bit[u] & 1):
+                or not is_legal(st, b, word_bit[u])):
             return i
         apply_word_bit(st, b, o, word_bit[u])
     return -1

@@ -14,12 +14,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from five_hundred_env.actions import (
-    FIRST_CARD_ACTION,
     FIRST_JOKER_LEAD,
     FIRST_NOMINATE,
+    FIRST_PARTNER,
+    NO_NOMINATION,
     NUM_UNIVERSAL_ACTIONS,
     ActionTable,
+    action_card,
+    is_card_action,
 )
+from five_hundred_env.cards import KERNEL_MASK_BITS, kernel_card_ids
 from five_hundred_env.engine import Deal, IllegalActionError, check_scores, parse_deal
 from five_hundred_env.env import check_seed, is_finite_number
 from five_hundred_env.observation import ObservationEncoder
@@ -32,8 +36,12 @@ from five_hundred_env.vector._layout import (
     F_KITTY,
     F_SCORES,
     F_START_SCORES,
+    LEAD_BIT_HIGH,
+    LEAD_BIT_IN_WORD,
     MAX_SEATS,
     NUM_FIELDS,
+    PARTNER_BIT,
+    kernel_mask,
     obs_offsets,
     rule_options,
 )
@@ -92,9 +100,8 @@ class VectorStep(NamedTuple):
     episode_done: np.ndarray
 
 
-VECTOR_PRESETS = ("australian", "italian_3p", "french_46")
-"""The presets the kernels play; the two-, five- and six-player presets (docs/rules.md §10) are
-played by the scalar engine only, and refused here with an error naming them."""
+VECTOR_PRESETS = ("australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed")
+"""The presets the kernels play: every preset (docs/rules.md §2, §10)."""
 
 
 class KernelArrays(NamedTuple):
@@ -108,22 +115,33 @@ class KernelArrays(NamedTuple):
     obs_offsets: np.ndarray
 
 
+LEGAL_BITS = 2 * KERNEL_MASK_BITS
+"""The bits of a legal set (two words, :mod:`._kernels`)."""
+
+
 def action_word_tables(actions: ActionTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(universal id of each compact id, legal-word bit and word kind of each universal id, compact
-    id of each (kind, bit)); see :mod:`._kernels` for the legal word."""
+    """(universal id of each compact id, legal-set bit and word kind of each universal id (kind -1:
+    no action of these rules), compact id of each (kind, bit)); see :mod:`._kernels` for the
+    legal set: kind 0 bids, 1 cards, joker leads and partner calls, 2 nominations."""
+    rules = actions.rules
+    card_bit = kernel_card_ids(rules.deck)
+    lead_bit = LEAD_BIT_IN_WORD if max(card_bit) < LEAD_BIT_IN_WORD else LEAD_BIT_HIGH
     word_bit = np.zeros(NUM_UNIVERSAL_ACTIONS, dtype=np.int64)
-    word_kind = np.zeros(NUM_UNIVERSAL_ACTIONS, dtype=np.int64)
-    for u in range(NUM_UNIVERSAL_ACTIONS):
-        if u < FIRST_CARD_ACTION:
-            word_kind[u], word_bit[u] = 0, u
-        elif u < FIRST_NOMINATE:  # cards (bits 0-45), then joker leads (bits 46-53)
-            word_kind[u], word_bit[u] = 1, u - FIRST_CARD_ACTION
-        else:
+    word_kind = np.full(NUM_UNIVERSAL_ACTIONS, -1, dtype=np.int64)
+    for u in actions.universal:
+        if is_card_action(u):
+            word_kind[u], word_bit[u] = 1, card_bit[action_card(u)]
+        elif FIRST_JOKER_LEAD <= u < FIRST_NOMINATE:
+            word_kind[u], word_bit[u] = 1, lead_bit + u - FIRST_JOKER_LEAD
+        elif FIRST_NOMINATE <= u <= NO_NOMINATION:
             word_kind[u], word_bit[u] = 2, u - FIRST_NOMINATE
-    compact_of_word = np.full((3, 64), -1, dtype=np.int64)
+        elif u >= FIRST_PARTNER:
+            word_kind[u], word_bit[u] = 1, PARTNER_BIT + u - FIRST_PARTNER
+        else:
+            word_kind[u], word_bit[u] = 0, u
+    compact_of_word = np.full((3, LEGAL_BITS), -1, dtype=np.int64)
     for compact, u in enumerate(actions.universal):
         compact_of_word[word_kind[u], word_bit[u]] = compact
-    assert FIRST_JOKER_LEAD - FIRST_CARD_ACTION == 46
     return np.array(actions.universal, dtype=np.int64), word_bit, word_kind, compact_of_word
 
 
@@ -155,9 +173,6 @@ class BatchEngine:
         self.rules = make_rules(rules, **options) if options or isinstance(rules, str) else rules
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a preset name or a Rules object, got {rules!r}")
-        if self.rules.preset not in VECTOR_PRESETS:
-            raise ValueError(f"the batched engine does not play the {self.rules.preset} preset yet "
-                             f"(it plays {', '.join(VECTOR_PRESETS)}); use the scalar environment five_hundred_env.env")
         if not isinstance(num_games, int) or isinstance(num_games, bool) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
         for name, value, choices in (("episode", episode, EPISODE_MODES), ("reward", reward, REWARD_MODES)):
@@ -179,13 +194,13 @@ class BatchEngine:
         self.obs_size = self.encoder.size
         self.state_size = self.encoder.state_size
         self._opts = rule_options(rules, episode == "game")
-        self._reward_mode = _step.ZERO_SUM if reward == "zero_sum" else _step.SCORE
+        self._reward_mode = {"zero_sum": _step.ZERO_SUM, "score": _step.SCORE, "win": _step.WIN}[reward]
         self._scale = float(reward_scale)
-        self._win_shaping = float(win_shaping) if reward == "win" else None
-        self._side_of_seat = np.array([rules.side_of(s) for s in range(rules.num_players)], dtype=np.int64)
+        self._win_shaping = float(win_shaping)
+        self._card_bits = kernel_card_ids(rules.deck)
         self._universal, self._word_bit, self._word_kind, self._compact_of_word = action_word_tables(self.actions)
         self._offsets = obs_offsets(self.encoder)
-        self._cards = np.zeros(64, dtype=np.int64)
+        self._cards = np.zeros(KERNEL_MASK_BITS, dtype=np.int64)
         self._state = np.zeros((num_games, NUM_FIELDS), dtype=np.int64)
         b, n = num_games, self.num_players
         self.seat = np.zeros(b, dtype=np.int64)
@@ -241,13 +256,17 @@ class BatchEngine:
         hand_masks, kitty_mask = parse_deal(self.rules, hands, kitty, dealer)
         sides = _check_sides(self.rules, scores) if scores is not None else None
         row = self._state[game]
-        row[F_DEALT:F_DEALT + MAX_SEATS] = 0
-        row[F_DEALT:F_DEALT + len(hand_masks)] = hand_masks
-        row[F_KITTY] = kitty_mask
+        self._write_dealt(row, hand_masks, kitty_mask)
         if sides is not None:
             _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, dealer)
         self._refresh(np.array([game]))
+
+    def _write_dealt(self, row: np.ndarray, hands: Sequence[int], kitty: int) -> None:
+        """A deal's hands and kitty (universal card masks) into a state row, as kernel masks."""
+        row[F_DEALT:F_DEALT + MAX_SEATS] = 0
+        row[F_DEALT:F_DEALT + len(hands)] = [kernel_mask(self._card_bits, hand) for hand in hands]
+        row[F_KITTY] = kernel_mask(self._card_bits, kitty)
 
     def load_position(self, game: int, deal: Deal, scores: Sequence[int] | None = None) -> None:
         """Put a position of the scalar engine into game ``game``: ``deal`` as dealt, with every
@@ -264,9 +283,7 @@ class BatchEngine:
             raise ValueError(f"the deal's history holds ids that are no actions: {history.tolist()}")
         row = self._state[game]
         saved = row.copy()
-        row[F_DEALT:F_DEALT + MAX_SEATS] = 0
-        row[F_DEALT:F_DEALT + len(deal.dealt)] = deal.dealt
-        row[F_KITTY] = deal.kitty
+        self._write_dealt(row, deal.dealt, deal.kitty)
         if sides is not None:
             _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, deal.dealer)
@@ -314,27 +331,10 @@ class BatchEngine:
             final_observer = self._check_seats(final_observer, "final_observer")
             final_obs = output_buffer(final_obs, (self.num_games, self.obs_size), np.int8, "final_obs")
         _step.step_games(self._state, self._opts, actions, self._universal, self._word_bit, self._compact_of_word,
-                         self._offsets, self._reward_mode, self._scale, self.seat, self.masks, self._obs_out,
-                         self.rewards, self.score_change, self.last_deal, self.deal_done, self.episode_done, final_observer,
-                         final_obs, self._cards)
-        if self._win_shaping is not None:
-            self._credit_wins()
+                         self._offsets, self._reward_mode, self._scale, self._win_shaping, self.seat, self.masks,
+                         self._obs_out, self.rewards, self.score_change, self.last_deal, self.deal_done,
+                         self.episode_done, final_observer, final_obs, self._cards)
         return self._result()
-
-    def _credit_wins(self) -> None:
-        """``reward="win"``: the rewards of the deals that ended, in the AEC environment's arithmetic
-        (float64, then float32): ``win_shaping`` × the zero-sum result ÷ ``reward_scale``, plus ±1
-        to every seat of a game that ended with the deal (the kernels credit ``"zero_sum"``, replaced here)."""
-        ended = np.flatnonzero(self.deal_done)
-        if ended.size == 0:
-            return
-        sides = self.rules.num_sides
-        change = self.score_change[ended, :sides]
-        zero_sum = change - (change.sum(axis=1, keepdims=True) - change) / (sides - 1)  # Deal.zero_sum_result
-        shaped = self._win_shaping * zero_sum[:, self._side_of_seat] / self._scale
-        winners = self.last_deal[ended, 3:4]
-        won = (winners >> self._side_of_seat) & 1
-        self.rewards[ended] = shaped + np.where(winners == 0, 0.0, 2.0 * won - 1.0)
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         actions = np.asarray(actions)

@@ -18,6 +18,7 @@ from agents.heuristic._kernels.view import (
     PHASE_CALL,
     PHASE_DISCARD,
     PHASE_NOMINATE,
+    R_CALL_SEAT,
     V_CONTRACT,
     V_CONTRACTOR,
     V_PHASE,
@@ -26,9 +27,20 @@ from agents.heuristic._kernels.view import (
     know_cards,
     read_bits,
 )
+from five_hundred_env.cards import KERNEL_MASK_BITS
 from five_hundred_env.vector._encode import write_obs
-from five_hundred_env.vector._kernels import DEAL_OVER, JOKER_LEAD_BIT, PLAY, apply_word_bit, sample_word_bit
-from five_hundred_env.vector._layout import F_LEGAL, F_PHASE, F_SCORE_CHANGE, F_TO_ACT, L_SIZE
+from five_hundred_env.vector._kernels import apply_word_bit, sample_word_bit
+from five_hundred_env.vector._layout import (
+    F_LEGAL,
+    F_LEGAL_HIGH,
+    F_PHASE,
+    F_SCORE_CHANGE,
+    F_TO_ACT,
+    L_SIZE,
+    O_LEAD_BIT,
+    PARTNER_BIT,
+)
+from five_hundred_env.vector._legal import CALL, DEAL_OVER, DISCARD, PLAY
 
 
 # -- one decision (agent.HeuristicAgent.act) --------------------------------------------------------------
@@ -107,10 +119,53 @@ def act_rows(obs: np.ndarray, mask: np.ndarray, action_kind: np.ndarray, action_
 
 
 # -- playouts on the batched engine's state ----------------------------------------------------------------
+@njit(cache=True, inline="always")
+def translate(cards: int, bit_of: np.ndarray) -> int:
+    """A card mask with each bit ``c`` moved to ``bit_of[c]``."""
+    out = 0
+    while cards:
+        c = trailing_zeros(cards)
+        cards &= cards - 1
+        out |= 1 << bit_of[c]
+    return out
+
+
+@njit(cache=True)
+def engine_decision(st: np.ndarray, b: int, o: np.ndarray, row: np.ndarray, ct: np.ndarray, ri: np.ndarray,
+                    rf: np.ndarray, cs: np.ndarray, keys: np.ndarray, estimates: np.ndarray, off: np.ndarray,
+                    v: np.ndarray, policy_bit: np.ndarray, engine_bit: np.ndarray) -> int:
+    """The heuristic's decision in game ``b`` as a bit of the engine's legal set (five_hundred_env.vector._legal):
+    decide on the acting seat's observation, with the legal set's cards moved from the engine's
+    kernel bits to the policy's (``policy_bit``; ``engine_bit`` back: they differ in six_handed only)."""
+    write_obs(st, b, o, st[b, F_TO_ACT], off, row)
+    phase = st[b, F_PHASE]
+    low, high = st[b, F_LEGAL], st[b, F_LEGAL_HIGH]
+    lead = o[O_LEAD_BIT]
+    joker_leads = 0
+    if phase == PLAY or phase == DISCARD or (phase == CALL and not ri[R_CALL_SEAT]):
+        if lead < KERNEL_MASK_BITS:  # the packs of ranks 4-A: the joker leads follow the cards
+            word, joker_leads = low & ((1 << lead) - 1), low >> lead
+        else:
+            word, joker_leads = low, high & 0xFF
+        word = translate(word, policy_bit)
+    elif phase == CALL:
+        word = high >> (PARTNER_BIT - KERNEL_MASK_BITS)
+    else:
+        word = low
+    choice = decide(row, word, joker_leads, ct, ri, rf, cs, keys, estimates, off, v)
+    if phase == CALL and ri[R_CALL_SEAT]:
+        return PARTNER_BIT + choice
+    if choice >= LEAD_CHOICE:
+        return lead + choice - LEAD_CHOICE
+    if phase == PLAY or phase == DISCARD or phase == CALL:
+        return engine_bit[choice]
+    return choice
+
+
 @njit(cache=True)
 def play_out_games(st: np.ndarray, o: np.ndarray, games: np.ndarray, heuristic: bool, ct: np.ndarray,
                    ri: np.ndarray, rf: np.ndarray, cs: np.ndarray, keys: np.ndarray, estimates: np.ndarray,
-                   off: np.ndarray, out: np.ndarray) -> None:
+                   off: np.ndarray, policy_bit: np.ndarray, engine_bit: np.ndarray, out: np.ndarray) -> None:
     """Play each listed game's deal to its end, every seat deciding with the heuristic (on its own
     observation, as the engine writes it) or uniformly at random (the game's action stream);
     ``out[b, side]`` each side's score change (0 for a deal thrown in)."""
@@ -119,13 +174,7 @@ def play_out_games(st: np.ndarray, o: np.ndarray, games: np.ndarray, heuristic: 
     for b in games:
         while st[b, F_PHASE] < DEAL_OVER:
             if heuristic:
-                write_obs(st, b, o, st[b, F_TO_ACT], off, row)
-                word, joker_leads = st[b, F_LEGAL], 0
-                if st[b, F_PHASE] == PLAY:  # the engine's word: the cards, then the joker leads
-                    word, joker_leads = word & ((1 << JOKER_LEAD_BIT) - 1), word >> JOKER_LEAD_BIT
-                bit = decide(row, word, joker_leads, ct, ri, rf, cs, keys, estimates, off, v)
-                if bit >= LEAD_CHOICE:
-                    bit += JOKER_LEAD_BIT - LEAD_CHOICE
+                bit = engine_decision(st, b, o, row, ct, ri, rf, cs, keys, estimates, off, v, policy_bit, engine_bit)
             else:
                 bit = sample_word_bit(st, b)
             apply_word_bit(st, b, o, bit)

@@ -15,11 +15,6 @@ tests/test_heuristic_compiled.py). CPU time (``time.process_time``), not wall ti
 may be shared. A forced decision (one legal action) counts for both, as both answer it without
 thinking.
 
-A preset the batched engine does not play yet (``source: env`` in the report) is timed on the
-turns of heuristic deals played in the AEC environment beforehand (``POOL_BATCHES`` batches of
-them, taken in turn; the compiled form's cache of hand estimates is emptied at each pass, so a
-hand is evaluated afresh as in new games).
-
     python benchmarks/bench_heuristic.py --seconds 3 --json heuristic.json
 """
 
@@ -33,97 +28,41 @@ import numpy as np
 
 from agents import HeuristicAgent
 from agents.heuristic.compiled import HeuristicPolicy
-from five_hundred_env.env import raw_env
 from five_hundred_env.rules import PRESETS
 from five_hundred_env.vector import BatchEngine
-from five_hundred_env.vector.batch import VECTOR_PRESETS
 
 DEFAULT_BATCH = 1024
 DEFAULT_PYTHON_ROWS = 128
 COMPILED_STEPS = 10
-POOL_BATCHES = 8
 
 
-class EnginePositions:
-    """The decisions of ``batch`` heuristic games on the batched engine, stepped with the actions chosen."""
-
-    source = "engine"
-
-    def __init__(self, preset: str, batch: int, seed: int, policy: HeuristicPolicy) -> None:
-        self.engine = BatchEngine(preset, batch, seed=seed)
-
-    def current(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.engine.obs, self.engine.masks
-
-    def advance(self, chosen: np.ndarray) -> None:
-        self.engine.step(chosen)
-
-
-class EnvPositions:
-    """``POOL_BATCHES`` batches of turns of heuristic deals in the AEC environment, taken in turn."""
-
-    source = "env"
-
-    def __init__(self, preset: str, batch: int, seed: int, policy: HeuristicPolicy) -> None:
-        env = raw_env(rules=preset)
-        agent = HeuristicAgent(preset, seed=0)
-        observations, masks = [], []
-        deal = 0
-        while len(observations) < POOL_BATCHES * batch:
-            env.reset(seed=seed + deal)
-            deal += 1
-            for _agent in env.agent_iter():
-                obs, _reward, term, trunc, _info = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                observations.append(obs["observation"])
-                masks.append(obs["action_mask"])
-                env.step(agent.act(obs))
-        size = POOL_BATCHES * batch
-        self.obs = np.array(observations[:size]).reshape(POOL_BATCHES, batch, -1)
-        self.masks = np.array(masks[:size]).reshape(POOL_BATCHES, batch, -1)
-        self.estimate_keys = policy.tables.estimate_keys
-        self.turn = 0
-
-    def current(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.obs[self.turn], self.masks[self.turn]
-
-    def advance(self, chosen: np.ndarray) -> None:
-        self.turn = (self.turn + 1) % POOL_BATCHES
-        if self.turn == 0:
-            self.estimate_keys[:] = -1  # no hand has these keys: every estimate is computed again
-
-
-def measure(preset: str, batch: int, python_rows: int, seconds: float, seed: int = 0) -> tuple[float, float, str]:
-    """Heuristic games until each form has spent about ``seconds`` of CPU time deciding:
-    (compiled, Python) decisions per CPU-second, and where the positions came from. The forms take
-    turns, a block of ``COMPILED_STEPS`` batched steps for the compiled one, then ``python_rows``
-    games of the current batch for the Python one."""
+def measure(preset: str, batch: int, python_rows: int, seconds: float, seed: int = 0) -> tuple[float, float]:
+    """Heuristic games on a batched engine until each form has spent about ``seconds`` of CPU
+    time deciding: (compiled, Python) decisions per CPU-second. The forms take turns, a block of
+    ``COMPILED_STEPS`` batched steps for the compiled one, then ``python_rows`` games of the
+    current batch for the Python one."""
     policy = HeuristicPolicy(preset)
     agent = HeuristicAgent(preset, seed=0)
-    positions = (EnginePositions if preset in VECTOR_PRESETS else EnvPositions)(preset, batch, seed, policy)
+    engine = BatchEngine(preset, batch, seed=seed)
     out = np.empty(batch, dtype=np.int64)
-    policy.act_batch(*positions.current(), out)  # warm: loads (or compiles) the kernels
+    policy.act_batch(engine.obs, engine.masks, out)  # warm: loads (or compiles) the kernels
     rows = min(python_rows, batch)
     compiled_spent = python_spent = 0.0
     compiled_decisions = python_decisions = 0
     while compiled_spent < seconds or python_spent < seconds:
         for _ in range(COMPILED_STEPS):
-            obs, masks = positions.current()
             start = time.process_time()
-            policy.act_batch(obs, masks, out)
+            policy.act_batch(engine.obs, engine.masks, out)
             compiled_spent += time.process_time() - start
             compiled_decisions += batch
-            positions.advance(out)
+            engine.step(out)
         if python_spent < seconds:
-            obs, masks = positions.current()
             start = time.process_time()
             for b in range(rows):
-                agent.act({"observation": obs[b], "action_mask": masks[b]})
+                agent.act({"observation": engine.obs[b], "action_mask": engine.masks[b]})
             python_spent += time.process_time() - start
             python_decisions += rows
-    return compiled_decisions / compiled_spent, python_decisions / python_spent, positions.source
+    return compiled_decisions / compiled_spent, python_decisions / python_spent
 
 
 def main() -> None:
@@ -139,15 +78,14 @@ def main() -> None:
         parser.error("--seconds must be positive, --batch and --python-rows at least 1")
     report: dict = {"batch": args.batch, "seconds": args.seconds, "clock": "process_time", "presets": {}}
     for preset in args.preset or list(PRESETS):
-        compiled, python, source = measure(preset, args.batch, args.python_rows, args.seconds)
+        compiled, python = measure(preset, args.batch, args.python_rows, args.seconds)
         report["presets"][preset] = {
             "compiled_decisions_per_s": round(compiled),
             "python_decisions_per_s": round(python),
             "speedup": round(compiled / python, 1),
-            "source": source,
         }
         print(f"{preset:12s} compiled {compiled:12,.0f} decisions/CPU-s   python {python:9,.0f}   "
-              f"speedup {compiled / python:6.1f}x   ({source})", flush=True)
+              f"speedup {compiled / python:6.1f}x", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

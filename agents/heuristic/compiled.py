@@ -45,8 +45,6 @@ from five_hundred_env.vector.batch import output_buffer
 POLICIES = ("heuristic", "random")
 COMPILED_PRESETS = tuple(PRESETS)
 """The presets whose decisions the differential tests hold equal to HeuristicAgent's (any options): every one."""
-PLAY_OUT_PRESETS = tuple(PRESETS)
-"""The presets :func:`play_out` plays (every one: the batched engine plays them all)."""
 
 
 class PolicyTables(NamedTuple):
@@ -293,5 +291,5 @@ def play_out(engine: BatchEngine, policy: str = "heuristic", games: np.ndarray |
     return out
 
 
-__all__ = ["COMPILED_PRESETS", "PLAY_OUT_PRESETS", "HeuristicPolicy", "PolicyTables", "play_out", "policy_card_bits",
+__all__ = ["COMPILED_PRESETS", "HeuristicPolicy", "PolicyTables", "play_out", "policy_card_bits",
            "policy_tables"]

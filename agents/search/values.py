@@ -67,10 +67,10 @@ def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
     if type(policy) is not HeuristicAgent or policy.rules != rules:
         return None
     try:
-        from agents.heuristic.compiled import PLAY_OUT_PRESETS
+        from agents.heuristic.compiled import COMPILED_PRESETS
     except ImportError:  # no numba: the scalar playouts serve
         return None
-    if rules.preset not in PLAY_OUT_PRESETS:
+    if rules.preset not in COMPILED_PRESETS:
         return None
     return HeuristicBatchPlayOut(rules)
 

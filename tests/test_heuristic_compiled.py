@@ -34,6 +34,7 @@ from five_hundred_env.sampling import InfoSet, WorldSampler
 from five_hundred_env.vector import BatchEngine
 
 PRESETS = ("australian", "italian_3p", "french_46")
+ALL_PRESETS = (*PRESETS, "two_handed", "five_handed", "six_handed")  # playouts (decisions: test_heuristic_compiled_presets)
 OPTION_MIXES: dict[str, list[dict]] = {
     "australian": [
         {},
@@ -158,7 +159,7 @@ def positions(rules: Rules, count: int, seed: int) -> list[Deal]:
     return out
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", ALL_PRESETS)
 def test_playouts_equal_the_scalar_engine(preset):
     """Loaded positions show the scalar engine's observation; played out by the compiled heuristic
     they end with the scores the scalar engine's HeuristicAgent playout gives (§8)."""
@@ -232,7 +233,7 @@ class _ScalarHeuristic(Agent):
         return self.heuristic.act(observation)
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", ALL_PRESETS)
 def test_batched_world_values_equal_the_scalar_playouts(preset):
     """Every candidate of a world scored by one batch of compiled playouts equals its scalar playout."""
     rules = make_rules(preset)

@@ -16,6 +16,7 @@ import pytest
 
 from agents.heuristic import HeuristicAgent
 from agents.registry import make_agent
+from agents.search import inference as inference_module
 from agents.search.inference import AuctionInference
 from agents.search.pimc import PIMCAgent
 from five_hundred_env import make_rules
@@ -25,8 +26,7 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.sampling import InfoSet, WorldSampler
 
 POSITIONS = [("australian", 4, 7), ("australian", 0, 7), ("five_handed", 7, 8)]
-"""(preset, seed, tricks played): positions whose consistent worlds are a proper, non-empty subset
-(five_handed: the compiled heuristic does not cover it, HeuristicAgent decides row by row)."""
+"""(preset, seed, tricks played): positions whose consistent worlds are a proper, non-empty subset."""
 
 
 def _position(preset: str, seed: int, tricks: int) -> Deal:
@@ -67,15 +67,18 @@ def _oracle(world: Deal, info: InfoSet) -> bool:
 
 
 @pytest.mark.parametrize(("preset", "seed", "tricks"), POSITIONS)
-def test_accepted_worlds_are_exactly_the_consistent_ones(preset: str, seed: int, tricks: int) -> None:
+def test_accepted_worlds_are_exactly_the_consistent_ones(preset: str, seed: int, tricks: int, monkeypatch) -> None:
     deal = _position(preset, seed, tricks)
     info = InfoSet.from_deal(deal, deal.contractor)
     worlds = _all_worlds(info)
     inference = AuctionInference(info.rules)
-    assert inference.compiled == (preset != "five_handed")
+    assert inference.compiled
     expected = [_oracle(w, info) for w in worlds]
     assert 0 < sum(expected) < len(worlds)  # the auction does tell something here
     assert inference.consistent(worlds, info) == expected
+    monkeypatch.setattr(inference_module, "_compiled_policy", lambda rules: None)  # as without numba
+    row_by_row = AuctionInference(info.rules)
+    assert not row_by_row.compiled and row_by_row.consistent(worlds, info) == expected
     assert any(w.dealt == deal.dealt for w, ok in zip(worlds, expected, strict=True) if ok)  # the real deal
 
 

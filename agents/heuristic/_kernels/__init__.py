@@ -5,16 +5,19 @@ One module per module of the Python form (:mod:`.view`, :mod:`.evaluation`, :mod
 
 Each function mirrors the method of :mod:`agents.heuristic` named in its docstring, with the same
 floating-point operations in the same order and the same tie-breaks (the first of equals in the
-order the Python form iterates), so the decisions are the same bit for bit; the differential test
-(``tests/test_heuristic_compiled.py``) holds the two forms equal.
+order the Python form iterates), so the decisions are the same bit for bit; the differential tests
+(``tests/test_heuristic_compiled.py``, ``tests/test_heuristic_compiled_presets.py``) hold the two
+forms equal.
 
 Inputs are arrays built once per rules object (:func:`agents.heuristic.compiled.policy_tables`):
 ``ct[ctx]`` the card tables of each trump context (:class:`~agents.heuristic.view.CardTables`:
 columns ``C_*``), ``ri``/``rf`` the rules' and calibration's numbers (``R_*``/``K_*``), ``cs`` every
 contract's §8 scores (``S_*``), ``off`` the observation's offsets. The view of one observation
 is decoded into an ``int64`` scratch row ``v`` (``V_*``), relative seats as in
-:class:`~agents.heuristic.view.TableView`. The legal actions are the batched engine's legal word
-(:mod:`five_hundred_env.vector._kernels`): bid ids, cards and joker leads, or nominations.
+:class:`~agents.heuristic.view.TableView`; a set of cards is one ``int64`` of card bits
+(:func:`agents.heuristic.compiled.policy_card_bits`: the ids' order kept), and the tables are by
+bit. The legal actions are a word of bid ids, card bits, nominations or called seats, and apart
+the joker leads (:func:`.agent.decide`).
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from agents.heuristic._kernels.view import (
     PASS,
     R_HAND_SIZE,
     R_LOSING,
+    R_MATES,
     R_OPEN_RANK,
-    R_PARTNER,
     R_TARGET,
     S_DEFENCE_LOST,
     S_DEFENCE_MADE,
@@ -142,18 +142,18 @@ def bid_decision(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, rf: n
                  keys: np.ndarray, estimates: np.ndarray) -> int:
     """Bidder.bid (with expected_results, _read_auction, _side_tricks, _bid_expectation, _pass_expectation)."""
     est = cached_evaluate(ct, ri, v[V_HAND], keys, estimates)
-    partner = ri[R_PARTNER]
+    mates = ri[R_MATES]  # the fixed team-mates (a called partner is unknown in the auction)
     high, high_seat, partner_best, opponent_strains = 0, -1, 0, 0
     for i in range(v[V_NUM_BIDS]):
         b = v[V_BID + i]
         r = v[V_BID_SEAT + i]
         if high == 0 or bid_rank(b, ri) > bid_rank(high, ri):
             high, high_seat = b, r
-        if r == partner and (partner_best == 0 or bid_rank(b, ri) > bid_rank(partner_best, ri)):
+        if mates >> r & 1 and (partner_best == 0 or bid_rank(b, ri) > bid_rank(partner_best, ri)):
             partner_best = b
-        if r != 0 and r != partner and is_trick_bid(b):
+        if r != 0 and not mates >> r & 1 and is_trick_bid(b):
             opponent_strains |= 1 << bid_strain(b)
-    partner_passed = partner >= 0 and (v[V_PASSED] >> partner & 1) != 0
+    partner_passed = mates != 0 and v[V_PASSED] & mates == mates
     own_score = 10 * v[V_SCORE]
     strains = np.empty((5, 3))
     for strain in range(5):
@@ -184,7 +184,7 @@ def side_tricks(est: np.ndarray, strain: int, partner_best: int, partner_passed:
     tricks = fa + fb * est[strain]
     if opponent_strains >> strain & 1:
         tricks -= rf[K_OPPONENT_STRAIN]
-    if ri[R_PARTNER] >= 0:
+    if ri[R_MATES]:
         if partner_best and is_trick_bid(partner_best):
             if bid_strain(partner_best) == strain:
                 tricks += support(rf, shown_own(rf, partner_best), strain)
@@ -230,7 +230,7 @@ def pass_expectation(est: np.ndarray, high: int, high_seat: int, ri: np.ndarray,
     if not high:
         return 0.0
     value = cs[high, S_MADE]
-    if high_seat == ri[R_PARTNER]:
+    if ri[R_MATES] >> high_seat & 1:
         if not is_trick_bid(high):
             return 0.3 * value
         s = bid_strain(high)

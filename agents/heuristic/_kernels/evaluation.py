@@ -11,6 +11,8 @@ from agents.heuristic._kernels.view import (
     C_LOWER,
     C_STRENGTH,
     C_SUIT,
+    C_TD_LEN,
+    C_TOP_DOWN,
     INF,
     JOKER1,
     JOKER_DANGER,
@@ -46,7 +48,7 @@ def held_in_order(ct: np.ndarray, ctx: int, s: int, hand: int) -> tuple[int, int
         m &= m - 1
         higher = ct[ctx, C_HIGHER + c]
         i = popcount(higher & hand)
-        packed |= (popcount(higher) - i) << (4 * i)
+        packed |= min(popcount(higher) - i, 15) << (4 * i)  # every use reads at most 4
         count += 1
     return packed, count
 
@@ -133,15 +135,33 @@ def defence_tricks(ct: np.ndarray, hand: int, strain: int) -> float:
 
 
 @njit(cache=True, inline="always")
-def suit_danger(ct: np.ndarray, s: int, cards: int, outside: int) -> float:
-    """HandEvaluator._misere_suit_danger of the cards of suit ``s`` in ``cards`` (low to high: in
-    the no-trump context a suit's cards rise with their ids)."""
-    danger = 0.0
-    i = 0
+def rising_places(ct: np.ndarray, s: int, cards: int) -> int:
+    """The cards of suit ``s`` in ``cards`` as their places in the suit at no trumps (bit 0: its
+    lowest card), so that they are visited low to high (card_at_place) whatever their ids."""
+    places = 0
     m = cards & ct[NO_TRUMP_CTX, C_SUIT + s]
     while m:
         c = trailing_zeros(m)
         m &= m - 1
+        places |= 1 << popcount(ct[NO_TRUMP_CTX, C_LOWER + c])
+    return places
+
+
+@njit(cache=True, inline="always")
+def card_at_place(ct: np.ndarray, s: int, place: int) -> int:
+    """The card of suit ``s`` at ``place`` from the bottom at no trumps."""
+    return ct[NO_TRUMP_CTX, C_TOP_DOWN + TD_WIDTH * s + ct[NO_TRUMP_CTX, C_TD_LEN + s] - 1 - place]
+
+
+@njit(cache=True, inline="always")
+def suit_danger(ct: np.ndarray, s: int, cards: int, outside: int) -> float:
+    """HandEvaluator._misere_suit_danger of the cards of suit ``s`` in ``cards`` (low to high)."""
+    danger = 0.0
+    i = 0
+    places = rising_places(ct, s, cards)
+    while places:
+        c = card_at_place(ct, s, trailing_zeros(places))
+        places &= places - 1
         slack = popcount(ct[NO_TRUMP_CTX, C_LOWER + c] & outside) - 2 * i
         if slack > 0:
             danger += MISERE_DANGER[min(slack, 4)] + 0.25 * max(0, slack - 4)
@@ -195,13 +215,12 @@ def suit_throws(ct: np.ndarray, s: int, hand: int, k: int, outside: int, out_d: 
     """HandEvaluator._suit_throws of suit ``s``: into ``out_d[j]``/``out_m[j]`` the least danger
     left after throwing ``j`` of its cards and those cards (ties: the higher cards); returns how
     many options (``min(k, length) + 1``). ``cards`` is scratch room (twice the longest suit)."""
-    mine = hand & ct[NO_TRUMP_CTX, C_SUIT + s]
     count = 0
     lower_out = cards[TD_WIDTH:]
-    m = mine
-    while m:  # low to high: at no trumps a suit's cards rise with their ids
-        c = trailing_zeros(m)
-        m &= m - 1
+    places = rising_places(ct, s, hand)
+    while places:  # low to high
+        c = card_at_place(ct, s, trailing_zeros(places))
+        places &= places - 1
         cards[count] = c
         lower_out[count] = popcount(ct[NO_TRUMP_CTX, C_LOWER + c] & outside)
         count += 1

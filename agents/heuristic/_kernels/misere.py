@@ -14,9 +14,9 @@ from agents.heuristic._kernels.view import (
     C_LOWER,
     C_STRENGTH,
     C_SUIT,
-    CARD_BITS,
     INF,
-    NUM_CARDS,
+    LEAD_CHOICE,
+    NUM_BITS,
     SUITLESS,
     V_CONTRACTOR,
     V_CTX,
@@ -34,17 +34,16 @@ from five_hundred_env.vector._bits import popcount
 
 # -- misère play (misere.py) ------------------------------------------------------------------------------
 @njit(cache=True)
-def misere_declarer(v: np.ndarray, word: int, ct: np.ndarray) -> int:
-    """misere.misere_declarer."""
+def misere_declarer(v: np.ndarray, cards: int, joker_leads: int, ct: np.ndarray) -> int:
+    """misere.misere_declarer (``cards``, ``joker_leads``: the legal cards and joker leads)."""
     ctx = v[V_CTX]
     hand = v[V_HAND]
     enemy = v[V_ENEMY]
     enemies = v[V_ENEMIES]
     num_enemies = popcount(enemies)
-    cards = word & CARD_BITS
     if not v[V_TRICK_LEN]:
         if not cards:
-            return trailing_zeros(word)
+            return LEAD_CHOICE + trailing_zeros(joker_leads)  # legal[0]: no card is legal
         best, best_score = -1, INF
         m = cards
         while m:
@@ -72,7 +71,7 @@ def misere_declarer(v: np.ndarray, word: int, ct: np.ndarray) -> int:
                 best, best_score = c, score
         return best
     led = v[V_LED]
-    keys = C_KEY + NUM_CARDS * led
+    keys = C_KEY + NUM_BITS * led
     _w_seat, w_key = trick_winner(v, ct)
     following = cards & ct[ctx, C_SUIT + led]
     if following:
@@ -93,17 +92,16 @@ def misere_declarer(v: np.ndarray, word: int, ct: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def misere_defender(v: np.ndarray, word: int, ct: np.ndarray) -> int:
-    """misere.misere_defender."""
+def misere_defender(v: np.ndarray, cards: int, joker_leads: int, ct: np.ndarray) -> int:
+    """misere.misere_defender (``cards``, ``joker_leads``: the legal cards and joker leads)."""
     ctx = v[V_CTX]
     c_seat = v[V_CONTRACTOR]
-    cards = word & CARD_BITS
     not_joker = cards & ~ct[ctx, C_SUIT + SUITLESS]
     if not not_joker:
         not_joker = cards
     if not v[V_TRICK_LEN]:
         if not not_joker:
-            return trailing_zeros(word)
+            return LEAD_CHOICE + trailing_zeros(joker_leads)  # legal[0]: no card is legal
         decl = v[V_POSSIBLE + c_seat]
         best, best_score = -1, 1 << 40
         m = not_joker
@@ -114,12 +112,12 @@ def misere_defender(v: np.ndarray, word: int, ct: np.ndarray) -> int:
             if not held:
                 score = 1 << 30  # (1, 0, 0): after every suit the contractor holds
             else:
-                score = popcount(ct[ctx, C_LOWER + c] & held) * 1024 + ct[ctx, C_STRENGTH + c]
+                score = popcount(ct[ctx, C_LOWER + c] & held) * 4096 + ct[ctx, C_STRENGTH + c]  # < 4096
             if score < best_score:
                 best, best_score = c, score
         return best
     led = v[V_LED]
-    keys = C_KEY + NUM_CARDS * led
+    keys = C_KEY + NUM_BITS * led
     w_seat, w_key = trick_winner(v, ct)
     following = not_joker & ct[ctx, C_SUIT + led]
     if v[V_TRICK_CARDS + c_seat]:

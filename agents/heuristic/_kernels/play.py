@@ -13,13 +13,12 @@ from agents.heuristic._kernels.view import (
     C_KEY,
     C_STRENGTH,
     C_SUIT,
-    CARD_BITS,
     HIGH_TRUMP_STRENGTH,
     INF,
-    JOKER_LEAD_BIT,
-    NUM_CARDS,
+    LEAD_CHOICE,
+    NUM_BITS,
     R_N,
-    R_PARTNER,
+    STRENGTH_SCALE,
     SUITLESS,
     V_BID,
     V_BID_SEAT,
@@ -31,10 +30,11 @@ from agents.heuristic._kernels.view import (
     V_HAND,
     V_LEADER,
     V_LED,
+    V_MATES,
     V_NUM_BIDS,
+    V_OUT,
     V_POSSIBLE,
     V_SHOWN_VOID,
-    V_SITTING_OUT,
     V_TRICK_CARD,
     V_TRICK_CARDS,
     V_TRICK_LEN,
@@ -87,7 +87,7 @@ def may_ruff(v: np.ndarray, ct: np.ndarray, e: int, suit: int) -> bool:
 def beats(v: np.ndarray, ct: np.ndarray, e: int, led: int, key: int) -> bool:
     """TableView.beats."""
     ctx = v[V_CTX]
-    keys = C_KEY + NUM_CARDS * led
+    keys = C_KEY + NUM_BITS * led
     pos = v[V_POSSIBLE + e]
     follow = pos & ct[ctx, C_SUIT + led]
     m = follow
@@ -115,7 +115,7 @@ def still_to_play(v: np.ndarray, n: int) -> int:
     for _ in range(n):
         if seat == v[V_LEADER] or seat == 0:
             break
-        if seat != v[V_SITTING_OUT] and not v[V_TRICK_CARDS + seat]:
+        if not v[V_OUT] >> seat & 1 and not v[V_TRICK_CARDS + seat]:
             out |= 1 << seat
         seat = (seat + 1) % n
     return out
@@ -124,7 +124,7 @@ def still_to_play(v: np.ndarray, n: int) -> int:
 @njit(cache=True)
 def trick_winner(v: np.ndarray, ct: np.ndarray) -> tuple[int, int]:
     """TableView.winner: the seat and key winning the current trick so far."""
-    keys = C_KEY + NUM_CARDS * v[V_LED]
+    keys = C_KEY + NUM_BITS * v[V_LED]
     ctx = v[V_CTX]
     best_seat, best_key = -1, -1
     for i in range(v[V_TRICK_LEN]):
@@ -146,7 +146,7 @@ def keep_value(v: np.ndarray, ct: np.ndarray, c: int, enemy: int) -> float:
     """play._keep_value."""
     ctx = v[V_CTX]
     e = ct[ctx, C_EFF + c]
-    strength = ct[ctx, C_STRENGTH + c]
+    strength = ct[ctx, C_STRENGTH + c] / STRENGTH_SCALE
     trump = v[V_TRUMP]
     if e == SUITLESS:
         return 1000.0
@@ -199,12 +199,11 @@ def by_rising_key(ct: np.ndarray, ctx: int, keys: int, cards: int, order: np.nda
 
 
 @njit(cache=True)
-def follow(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
-    """play.follow."""
+def follow(v: np.ndarray, cards: int, ct: np.ndarray, ri: np.ndarray) -> int:
+    """play.follow (``cards``: the legal cards)."""
     ctx = v[V_CTX]
     led = v[V_LED]
-    keys = C_KEY + NUM_CARDS * led
-    cards = word & CARD_BITS
+    keys = C_KEY + NUM_BITS * led
     w_seat, w_key = trick_winner(v, ct)
     rest = still_to_play(v, ri[R_N])
     rest_enemies = rest & v[V_ENEMIES]
@@ -216,7 +215,7 @@ def follow(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
         m &= m - 1
         if ct[ctx, keys + c] > w_key:
             winners |= 1 << c
-    order = np.empty(NUM_CARDS, dtype=np.int64)
+    order = np.empty(NUM_BITS, dtype=np.int64)
     count = by_rising_key(ct, ctx, keys, winners, order)
     if friends >> w_seat & 1:
         if safe(v, ct, rest_enemies, led, w_key) or count == 0:
@@ -225,7 +224,7 @@ def follow(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
             c = order[i]
             if safe(v, ct, rest_enemies, led, ct[ctx, keys + c]):
                 if (ct[ctx, C_EFF + c] == v[V_TRUMP] and led != v[V_TRUMP]
-                        and ct[ctx, C_STRENGTH + c] >= HIGH_TRUMP_STRENGTH):
+                        and ct[ctx, C_STRENGTH + c] >= HIGH_TRUMP_STRENGTH * STRENGTH_SCALE):
                     break
                 return c
         return throw(v, ct, cards)
@@ -292,14 +291,14 @@ def by_length_strength(v: np.ndarray, ct: np.ndarray, cards: int) -> int:
 @njit(cache=True)
 def partner_suit_lead(v: np.ndarray, ct: np.ndarray, ri: np.ndarray, cards: int) -> int:
     """play._partner_suit_lead (-1 for None)."""
-    partner = ri[R_PARTNER]
-    if partner < 0 or v[V_SITTING_OUT] == partner:
+    mates = v[V_MATES] & ~v[V_OUT]
+    if not mates:
         return -1
     ctx = v[V_CTX]
     suits = 0
     for i in range(v[V_NUM_BIDS]):
         b = v[V_BID + i]
-        if v[V_BID_SEAT + i] == partner and is_trick_bid(b):
+        if mates >> v[V_BID_SEAT + i] & 1 and is_trick_bid(b):
             suits |= 1 << bid_strain(b)
     for s in range(3, -1, -1):
         if not suits >> s & 1 or s == v[V_TRUMP]:
@@ -351,7 +350,7 @@ def lead_at_trumps(v: np.ndarray, ct: np.ndarray, ri: np.ndarray, cards: int, bo
     ctx = v[V_CTX]
     trump = v[V_TRUMP]
     enemy = v[V_ENEMY]
-    partner = ri[R_PARTNER]
+    contractor = v[V_CONTRACTOR]
     trump_suit = ct[ctx, C_SUIT + trump]
     my_trumps = cards & trump_suit
     if declaring and enemy & trump_suit and my_trumps:
@@ -359,9 +358,9 @@ def lead_at_trumps(v: np.ndarray, ct: np.ndarray, ri: np.ndarray, cards: int, bo
         if not ct[ctx, C_HIGHER + top] & enemy:
             return top
         lowest = weakest(ct, ctx, my_trumps)
-        if v[V_CONTRACTOR] == 0 and popcount(my_trumps) >= 3:
+        if contractor == 0 and popcount(my_trumps) >= 3:
             return lowest
-        if partner >= 0 and v[V_CONTRACTOR] == partner and not v[V_SHOWN_VOID + partner] >> trump & 1:
+        if v[V_MATES] >> contractor & 1 and not v[V_SHOWN_VOID + contractor] >> trump & 1:
             return lowest
     side_bosses = bosses & ~trump_suit
     if side_bosses:
@@ -389,12 +388,11 @@ def lead_at_trumps(v: np.ndarray, ct: np.ndarray, ri: np.ndarray, cards: int, bo
 
 
 @njit(cache=True)
-def lead_at_no_trumps(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, cards: int, bosses: int,
+def lead_at_no_trumps(v: np.ndarray, joker_leads: int, ct: np.ndarray, ri: np.ndarray, cards: int, bosses: int,
                       declaring: bool) -> int:
-    """play._lead_at_no_trumps (returns a word bit: a card, or a joker lead)."""
+    """play._lead_at_no_trumps (returns a card's bit, or LEAD_CHOICE + a joker lead's index)."""
     ctx = v[V_CTX]
     hand = v[V_HAND]
-    joker_leads = word >> JOKER_LEAD_BIT
     regular = bosses & ~ct[ctx, C_SUIT + SUITLESS]
     running = 0
     m = regular
@@ -414,7 +412,7 @@ def lead_at_no_trumps(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, 
             count = popcount(hand & ct[ctx, C_SUIT + i % 4])
             if count > best_count:
                 best, best_count = i, count
-        return JOKER_LEAD_BIT + best
+        return LEAD_CHOICE + best
     if not declaring and cards:
         pick = partner_suit_lead(v, ct, ri, cards)
         if pick >= 0:
@@ -432,16 +430,14 @@ def lead_at_no_trumps(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray, 
         return by_length_strength(v, ct, regular)
     if cards:
         return lead_from_long(v, ct, cards, declaring)
-    return trailing_zeros(word)  # joker_leads[0] (or legal[0])
+    return LEAD_CHOICE + trailing_zeros(joker_leads)  # joker_leads[0]: no card is legal
 
 
 @njit(cache=True)
-def lead(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
-    """play.lead."""
-    cards = word & CARD_BITS
+def lead(v: np.ndarray, cards: int, joker_leads: int, ct: np.ndarray, ri: np.ndarray) -> int:
+    """play.lead (``cards``, ``joker_leads``: the legal cards and joker leads)."""
     enemy = v[V_ENEMY]
-    partner = ri[R_PARTNER]
-    declaring = v[V_CONTRACTOR] == 0 or (partner >= 0 and v[V_CONTRACTOR] == partner)
+    declaring = is_declaring(v)
     bosses = 0
     m = cards
     while m:
@@ -451,9 +447,14 @@ def lead(v: np.ndarray, word: int, ct: np.ndarray, ri: np.ndarray) -> int:
             bosses |= 1 << c
     if v[V_TRUMP] >= 0:
         return lead_at_trumps(v, ct, ri, cards, bosses, declaring)
-    return lead_at_no_trumps(v, word, ct, ri, cards, bosses, declaring)
+    return lead_at_no_trumps(v, joker_leads, ct, ri, cards, bosses, declaring)
 
 
+@njit(cache=True, inline="always")
+def is_declaring(v: np.ndarray) -> bool:
+    """TableView.declaring: whether the observer is on the contractor's side, as far as it knows."""
+    contractor = v[V_CONTRACTOR]
+    return contractor == 0 or (v[V_MATES] >> contractor & 1) != 0
 
 
 @njit(cache=True, inline="always")

@@ -1,8 +1,9 @@
 """Self-play rollouts for PPO: the batched engine, who sits at each game, the snapshot pool.
 
-``train.num_envs`` games of one :class:`five_hundred_env.vector.BatchEngine` (``episode="deal"``)
-are stepped together by :class:`SelfPlayCollector`, one decision per game per step. At the start
-of each deal, each game draws who sits at it (``opponents``): the current policy in every seat
+``train.num_envs`` games of one :class:`five_hundred_env.vector.BatchEngine` (``episode="deal"``;
+for a preset its kernels do not play, :class:`training.rollouts.scalar_batch.ScalarBatch`) are
+stepped together by :class:`SelfPlayCollector`, one decision per game per step. At the start of
+each deal, each game draws who sits at it (``opponents``): the current policy in every seat
 (*self-play*: every seat learns), or one learning side against a past snapshot of the policy
 (:class:`SnapshotPool`), the heuristic or the random agent. One shared policy plays every
 learning seat: all the games whose acting seat learns are evaluated in one batch; each snapshot
@@ -33,12 +34,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from agents.neural import ActorCritic, HeuristicAdviser, make_adviser
+from agents.neural import ActorCritic, HeuristicAdviser, central_features, make_adviser
 from agents.registry import make_agent
 from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_value
-from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
+from five_hundred_env.vector.batch import VECTOR_PRESETS
+from training.rollouts.scalar_batch import ScalarBatch
 from training.settings.config import Config
 from training.workers.distributed import Backend, run_jobs
 
@@ -130,16 +132,6 @@ def draw_starting_scores(rules: Rules, rng: np.random.Generator) -> list[int]:
     return (rng.integers(low, high, size=rules.num_sides) * SCORE_GRID).tolist()
 
 
-def central_rows(state: np.ndarray, seats: np.ndarray, num_players: int) -> np.ndarray:
-    """:func:`agents.neural.central_features` of many rows of ``BatchEngine.state()`` at once:
-    every hand in relative seat order (``seats[i]`` first), then the kitty and the discards."""
-    rows = len(state)
-    hands = state[:, :num_players * NUM_CARDS].reshape(rows, num_players, NUM_CARDS)
-    order = (seats[:, None] + np.arange(num_players)) % num_players
-    rolled = hands[np.arange(rows)[:, None], order].reshape(rows, -1)
-    return np.concatenate([rolled, state[:, num_players * NUM_CARDS:(num_players + 2) * NUM_CARDS]], axis=1)
-
-
 def policy_inputs(obs: np.ndarray, masks: np.ndarray, adviser: HeuristicAdviser | None) -> np.ndarray:
     """:func:`agents.neural.policy_input` of many rows: the observations, followed by the
     adviser's one-hot of each row when the network takes advice."""
@@ -169,8 +161,11 @@ class SelfPlayCollector:
         self.kinds = [OPPONENT_KINDS.index(k) for k in OPPONENT_KINDS if rates[k] > 0]
         self.kind_p = np.array([rates[OPPONENT_KINDS[k]] for k in self.kinds])
         self.heuristic = make_agent("heuristic", rules) if HEURISTIC in self.kinds else None
-        self.engine = BatchEngine(rules, config.train.num_envs, episode="deal", reward=config.env.reward,
-                                  reward_scale=config.env.reward_scale, seed=0)
+        kernels = rules.preset in VECTOR_PRESETS
+        self.engine = (BatchEngine(rules, config.train.num_envs, episode="deal", reward=config.env.reward,
+                                   reward_scale=config.env.reward_scale, seed=0) if kernels
+                       else ScalarBatch(rules, config.train.num_envs, reward=config.env.reward,
+                                        reward_scale=config.env.reward_scale, seed=0))
         games, n = config.train.num_envs, rules.num_players
         self.games = np.arange(games)
         self.kind = np.zeros(games, dtype=np.int64)
@@ -255,7 +250,7 @@ class SelfPlayCollector:
         seats = engine.seat[games]
         mask = engine.masks[games].astype(bool)
         obs = policy_inputs(engine.obs[games], engine.masks[games], self.adviser)
-        extra = (central_rows(engine.state()[games], seats, self.rules.num_players) if self.central
+        extra = (central_features(engine.state(seats=engine.seat)[games], self.rules) if self.central
                  else np.zeros((len(games), 0), dtype=np.int8))
         with torch.no_grad():
             a, logp, v = self.model.act(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device),

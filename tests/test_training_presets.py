@@ -18,14 +18,17 @@ import five_hundred_env  # noqa: E402
 from agents.neural import NeuralAgent, central_size, load_agent  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from five_hundred_env.vector.batch import VECTOR_PRESETS  # noqa: E402
+from training.algorithms.expert_iteration import load_exit_config  # noqa: E402
 from training.algorithms.expert_iteration import main as exit_main  # noqa: E402
 from training.algorithms.ppo import train  # noqa: E402
 from training.rollouts.scalar_batch import ScalarBatch  # noqa: E402
 from training.rollouts.selfplay import zero_sum_points  # noqa: E402
+from training.settings.config import load_config  # noqa: E402
 
 torch.set_num_threads(1)
 NEW_PRESETS = ("two_handed", "five_handed", "six_handed")
-EXIT_TINY = Path(__file__).resolve().parent.parent / "configs" / "exit_tiny.yaml"
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+EXIT_TINY = CONFIGS / "exit_tiny.yaml"
 
 
 def play_one_deal(agent: NeuralAgent, preset: str, seed: int) -> int:
@@ -43,6 +46,15 @@ def play_one_deal(agent: NeuralAgent, preset: str, seed: int) -> int:
         env.step(action)
         decisions += 1
     return decisions
+
+
+def test_the_configs_of_the_new_presets_load_and_switch_preset_by_override():
+    # configs/ppo_six_handed.yaml documents rules.preset=... for the two- and five-player presets.
+    assert load_config(CONFIGS / "ppo_six_handed.yaml").to_rules().preset == "six_handed"
+    for preset in NEW_PRESETS:
+        config = load_config(CONFIGS / "ppo_six_handed.yaml", [f"rules.preset={preset}"])
+        assert config.to_rules() == make_rules(preset)
+    assert load_exit_config(CONFIGS / "pretrained_six_handed.yaml").rules.to_rules() == make_rules("six_handed")
 
 
 @pytest.mark.parametrize("preset", NEW_PRESETS)

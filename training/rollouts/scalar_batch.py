@@ -8,8 +8,9 @@ the part of :class:`~five_hundred_env.vector.BatchEngine`'s interface the collec
 same meaning: ``seat``, ``obs``, ``masks`` (the acting seat's, in every game), :meth:`step`
 (negative actions leave a game as it is; a finished deal is replaced at once by the game's next
 one, from the same starting scores), ``rewards``, ``score_change`` and ``last_deal`` of the deals
-that ended, :meth:`set_scores`, :meth:`sample_actions` and :meth:`state`. It is slower than the
-kernels by two orders of magnitude: for tests and small runs until they play these presets.
+that ended, :meth:`set_scores`, :meth:`sample_actions` and :meth:`state`. Each decision is a
+Python step of one environment, much slower than the kernels (docs/training.md gives its rate):
+it serves until they play these presets.
 """
 
 from __future__ import annotations

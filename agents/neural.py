@@ -39,7 +39,6 @@ from torch import nn
 from torch.distributions import Categorical
 
 from agents.base import Agent
-from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.engine import Deal
 from five_hundred_env.files import check_output, write_atomic
 from five_hundred_env.rules import Rules, make_rules
@@ -68,8 +67,8 @@ SCORE_SCALE = 1 / 50
 """The ``scores`` slice holds score ÷ 10 (up to ±127); ÷ 50 more brings it near [-1, 1]."""
 
 
-MAX_PARAMETERS = 250_000_000
-"""The most parameters a checkpoint's network may have (1 GB of float32): a crafted
+MAX_PARAMETERS = 300_000_000
+"""The most parameters a checkpoint's network may have (1.2 GB of float32): a crafted
 ``model_spec`` asking for more is refused before anything is allocated. The largest network a
 training config allows (8 layers of 4096) stays under it."""
 
@@ -218,34 +217,42 @@ def policy_input(observation: dict[str, Any], adviser: HeuristicAdviser | None) 
     return np.concatenate([vector, adviser(observation)])
 
 
-def central_features(state: np.ndarray, seat: int, num_players: int) -> np.ndarray:
-    """The hidden cards for a centralised critic, from ``env.state()``, oriented to ``seat``:
-    every hand in relative seat order (the seat itself first), then the kitty and the discards
-    (``(n + 2) × 46`` values). The rest of the state (seat 0's observation) is left out: the
-    critic already reads the acting seat's own observation."""
-    hands = state[: num_players * NUM_CARDS].reshape(num_players, NUM_CARDS)
-    rest = state[num_players * NUM_CARDS: (num_players + 2) * NUM_CARDS]
-    return np.concatenate([np.roll(hands, -seat, axis=0).ravel(), rest])
+def central_features(state: np.ndarray, rules: Rules) -> np.ndarray:
+    """The hidden facts for a centralised critic: the head of a global state oriented to the
+    acting seat (``env.state(agent)``, or rows of ``BatchEngine.state(seats=...)``), every hand
+    in relative seat order (the seat itself first), the kitty and the discards, then the dead hand
+    (``two_handed``) and the deal's partner as a relative seat (five players), each card set
+    :attr:`~five_hundred_env.rules.Rules.card_slots` wide (:func:`central_size` values). The rest
+    of the state (the seat's observation) is left out: the critic already reads it."""
+    return state[..., :central_size(rules)]
 
 
 def hidden_cards(deal: Deal, seat: int) -> np.ndarray:
-    """:func:`central_features` straight from the engine's deal (what ``env.state()`` encodes),
-    without encoding the rest of the state: the trainer calls it at every learner decision."""
-    if deal.rules.card_slots != NUM_CARDS:  # the critic's card rows are 46 wide (ranks 4-A and jokers)
-        raise ValueError(f"a central critic does not read the {deal.rules.preset} pack (66 card ids) yet")
-    n = deal.n
+    """:func:`central_features` straight from the engine's deal (what ``env.state(agent)``
+    encodes), without encoding the rest of the state: the trainer calls it at every learner
+    decision."""
+    rules, n = deal.rules, deal.n
+    width = rules.card_slots
     bits = 0
     for r in range(n):
-        bits |= deal.hands[(seat + r) % n] << (NUM_CARDS * r)
-    bits |= deal.kitty << (NUM_CARDS * n) | deal.discards << (NUM_CARDS * (n + 1))
-    size = NUM_CARDS * (n + 2)
+        bits |= deal.hands[(seat + r) % n] << (width * r)
+    bits |= deal.kitty << (width * n) | deal.discards << (width * (n + 1))
+    at = width * (n + 2)
+    if rules.dead_hand_size:
+        bits |= deal.dead_hand << at
+        at += width
+    if rules.has_partner_call and deal.partner >= 0:
+        bits |= 1 << (at + (deal.partner - seat) % n)
+    size = central_size(rules)
     return np.unpackbits(np.frombuffer(bits.to_bytes((size + 7) // 8, "little"), dtype=np.uint8),
                          count=size, bitorder="little").view(np.int8)
 
 
-def central_size(num_players: int) -> int:
-    """The length of :func:`central_features`."""
-    return (num_players + 2) * NUM_CARDS
+def central_size(rules: Rules) -> int:
+    """The length of :func:`central_features`: ``(n + 2) × W`` (hands, kitty, discards), ``W``
+    more for a dead hand, ``n`` more for a called partner (``W`` = the rules' card slots)."""
+    n, width = rules.num_players, rules.card_slots
+    return (n + 2 + bool(rules.dead_hand_size)) * width + (n if rules.has_partner_call else 0)
 
 
 class NeuralAgent(Agent):

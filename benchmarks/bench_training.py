@@ -60,7 +60,7 @@ def main() -> None:
     nc = config.network
     model = ActorCritic(probe.unwrapped.encoder.size, int(probe.action_space(probe.possible_agents[0]).n),
                         nc.hidden_sizes, nc.activation,
-                        critic_extra=central_size(rules.num_players) if nc.critic == "central" else 0,
+                        critic_extra=central_size(rules) if nc.critic == "central" else 0,
                         num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, eps=config.train.adam_eps)
     rng, device = np.random.default_rng(config.seed), torch.device("cpu")

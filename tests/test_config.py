@@ -115,11 +115,12 @@ def test_cli_reports_config_errors(tmp_path, capsys):
     assert f"{path}: train.bogus: unknown key" in err
 
 
-@pytest.mark.parametrize("name", ["quickstart", "ppo_australian", "ppo_italian_3p", "ppo_french_46"])
+@pytest.mark.parametrize("name", ["quickstart", "ppo_australian", "ppo_italian_3p", "ppo_french_46", "ppo_six_handed"])
 def test_shipped_configs_are_valid(name):
     from pathlib import Path
 
     config = load_config(Path(__file__).parent.parent / "configs" / f"{name}.yaml")
     assert config.logging.run_name == name
     assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
-                                        "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46"}[name]
+                                        "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46",
+                                        "ppo_six_handed": "six_handed"}[name]

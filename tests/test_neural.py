@@ -23,9 +23,10 @@ from agents.neural import (  # noqa: E402
     save_checkpoint,
 )
 from five_hundred_env import make_rules  # noqa: E402
+from five_hundred_env.rules import PRESETS as RULE_PRESETS  # noqa: E402
 
 torch.set_num_threads(1)
-PRESETS = ("australian", "italian_3p", "french_46")
+PRESETS = tuple(RULE_PRESETS)  # every preset, the two-, five- and six-player ones included
 
 
 def network(preset: str = "australian", seed: int = 0, critic_extra: int = 0, advice: str = "none") -> ActorCritic:
@@ -151,31 +152,40 @@ def test_advice_is_part_of_the_checkpointed_network(tmp_path):
         network(advice="oracle")
 
 
-def test_central_features_are_oriented_to_the_seat():
-    env = five_hundred_env.env(rules="australian")
+@pytest.mark.parametrize("preset", PRESETS)
+def test_central_features_are_oriented_to_the_seat(preset):
+    env = five_hundred_env.env(rules=preset)
     env.reset(seed=3)
-    state = env.unwrapped.state()
-    enc = env.unwrapped.encoder
-    for seat in range(4):
-        feats = central_features(state, seat, 4)
-        assert feats.shape == (central_size(4),)
+    rules, enc = make_rules(preset), env.unwrapped.encoder
+    width = rules.card_slots
+    for seat in range(rules.num_players):
+        feats = central_features(env.unwrapped.state(f"player_{seat}"), rules)
+        assert feats.shape == (central_size(rules),)
         own = enc.decode(env.unwrapped.observe(f"player_{seat}")["observation"])["hand"]
-        assert np.array_equal(feats[:46], own)  # the seat's own hand comes first
+        assert np.array_equal(feats[:width], own)  # the seat's own hand comes first
         assert np.array_equal(hidden_cards(env.unwrapped.deal, seat), feats)  # the trainer's fast path
 
 
-def test_hidden_cards_match_the_state_through_a_deal():
-    env = five_hundred_env.env(rules="french_46")
+@pytest.mark.parametrize("preset", PRESETS)
+def test_hidden_cards_match_the_state_through_a_deal(preset):
+    # RULES.md §10.8: the dead hand (two_handed) and the called partner (five_handed) are hidden facts
+    # that only the global state shows; the critic's features carry them.
+    env = five_hundred_env.env(rules=preset)
     env.reset(seed=4)
-    agent = NeuralAgent("french_46", seed=0, model=network("french_46"), greedy=False)
+    rules = make_rules(preset)
+    agent = NeuralAgent(preset, seed=0, model=network(preset), greedy=False)
+    hidden_seen = False
     for name in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             env.step(None)
             continue
-        seat = int(name[-1])
-        assert np.array_equal(hidden_cards(env.unwrapped.deal, seat), central_features(env.unwrapped.state(), seat, 4))
+        feats = hidden_cards(env.unwrapped.deal, int(name.split("_")[-1]))
+        assert np.array_equal(feats, central_features(env.unwrapped.state(name), rules))
+        beyond = feats[(rules.num_players + 2) * rules.card_slots:]  # the dead hand, the partner
+        hidden_seen |= bool(beyond.any())
         env.step(agent.act(obs))
+    assert hidden_seen == (rules.dead_hand_size > 0 or (rules.has_partner_call and env.unwrapped.deal.partner >= 0))
 
 
 # -- checkpoints -------------------------------------------------------------------------------
@@ -261,7 +271,7 @@ def test_a_crafted_network_size_is_refused_before_any_allocation(tmp_path, monke
         raise AssertionError("the network was built")
 
     monkeypatch.setattr("agents.neural.ActorCritic", never_built)
-    with pytest.raises(CheckpointError, match=r"parameters, more than the 250,000,000 allowed") as info:
+    with pytest.raises(CheckpointError, match=r"parameters, more than the 300,000,000 allowed") as info:
         load_agent(path)
     assert "\n" not in str(info.value)
 
@@ -309,5 +319,5 @@ def test_the_largest_network_a_config_allows_can_be_loaded():
     # training.settings.config allows at most 8 hidden layers of 4096; every preset's network must stay loadable.
     for preset in PRESETS:
         spec = {**network(preset, advice="heuristic").spec(), "hidden_sizes": [4096] * 8,
-                "critic_extra": central_size(make_rules(preset).num_players)}
+                "critic_extra": central_size(make_rules(preset))}
         assert parameter_count(spec) <= MAX_PARAMETERS

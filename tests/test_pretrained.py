@@ -46,7 +46,7 @@ def trained_like(preset: str, seed: int = 0, hidden: tuple[int, ...] = (32, 32))
     rules = make_rules(preset)
     env = five_hundred_env.env(rules=preset)
     model = ActorCritic(env.unwrapped.encoder.size, int(env.action_space("player_0").n), list(hidden),
-                        critic_extra=central_size(rules.num_players), num_sides=rules.num_sides, advice="heuristic")
+                        critic_extra=central_size(rules), num_sides=rules.num_sides, advice="heuristic")
     with torch.no_grad():
         model.actor[-1].weight.mul_(200.0)
     return model

@@ -16,7 +16,7 @@ pytest.importorskip("numba")  # the collector steps the batched engine
 
 import numpy as np  # noqa: E402
 from test_distributed import ray_address  # noqa: E402, F401  (the module's cluster)
-from test_training import tiny  # noqa: E402
+from training_helpers import tiny  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents.neural import ActorCritic  # noqa: E402

@@ -18,7 +18,7 @@ from agents.neural import ActorCritic, central_features, central_size  # noqa: E
 from five_hundred_env.engine import check_scores  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from five_hundred_env.vector import BatchEngine  # noqa: E402
-from training.rollouts.selfplay import SelfPlayCollector, central_rows, draw_starting_scores  # noqa: E402
+from training.rollouts.selfplay import SelfPlayCollector, draw_starting_scores  # noqa: E402
 from training.settings.config import config_from_dict  # noqa: E402
 
 torch.set_num_threads(1)
@@ -35,7 +35,7 @@ def collector_for(preset: str = "australian", opponents: dict | None = None, see
     rules = config.to_rules()
     engine = BatchEngine(rules, 1)
     torch.manual_seed(seed)
-    model = ActorCritic(engine.obs_size, engine.num_actions, [16], critic_extra=central_size(rules.num_players),
+    model = ActorCritic(engine.obs_size, engine.num_actions, [16], critic_extra=central_size(rules),
                         num_sides=rules.num_sides)
     return SelfPlayCollector(rules, config, model, [], np.random.default_rng(seed), torch.device("cpu"))
 
@@ -187,14 +187,18 @@ def test_rewards_stay_the_deal_result_whatever_the_starting_scores():
 
 
 @pytest.mark.parametrize("preset", ["australian", "italian_3p"])
-def test_central_rows_are_central_features_of_each_row(preset):
+def test_the_batched_central_features_are_each_seats_hidden_cards(preset):
     engine = BatchEngine(preset, 5, seed=3)
     for _ in range(7):
         engine.step(engine.sample_actions())
-    state, seats = engine.state(), np.array([0, 1, 2, 1, 0])
-    rows = central_rows(state, seats, engine.num_players)
+    seats = np.array([0, 1, 2, 1, 0])
+    rows = central_features(engine.state(seats=seats), engine.rules)
+    n, width = engine.num_players, engine.rules.card_slots
+    assert rows.shape == (5, central_size(engine.rules))
+    hands = engine.state()[:, :n * width].reshape(5, n, width)  # seat 0's state: absolute seats
     for b in range(5):
-        assert np.array_equal(rows[b], central_features(state[b], int(seats[b]), engine.num_players))
+        assert np.array_equal(rows[b, :n * width].reshape(n, width), np.roll(hands[b], -seats[b], axis=0))
+        assert np.array_equal(rows[b, :width], engine.observe(seats)[b, :width])  # the seat's own hand first
 
 
 def test_a_rollout_is_a_function_of_the_generator_and_the_weights():

@@ -13,32 +13,15 @@ pytest.importorskip("pydantic")
 pytest.importorskip("numba")  # the collector steps the batched engine
 
 import numpy as np  # noqa: E402
+from training_helpers import tiny  # noqa: E402
 
 from agents.neural import ActorCritic, central_size, load_agent  # noqa: E402
 from training.algorithms.ppo import compute_gae, train  # noqa: E402
 from training.cli import main  # noqa: E402
 from training.records.runs import CONFIG, OUTPUT, Manifest  # noqa: E402
 from training.rollouts.selfplay import SelfPlayCollector  # noqa: E402
-from training.settings.config import Config, config_from_dict  # noqa: E402
 
 torch.set_num_threads(1)
-
-
-def tiny(tmp_path, name: str, **sections) -> Config:
-    """A run of a few thousand steps with a small network (a couple of seconds on one core)."""
-    data = {
-        "seed": 7, "torch_threads": 1, "deterministic": True,
-        "train": {"total_steps": 2500, "num_envs": 4, "num_steps": 64, "update_epochs": 2, "num_minibatches": 2},
-        "network": {"hidden_sizes": [32, 32]},
-        "opponents": {"self_play": 0.4, "snapshot": 0.3, "heuristic": 0.0, "random": 0.3,
-                      "snapshot_interval": 600, "pool_size": 2},
-        "evaluation": {"interval": 0, "final_deals": 0, "opponents": ["random"]},
-        "logging": {"dir": str(tmp_path), "run_name": name, "tensorboard": False, "progress": False},
-        "checkpoint": {"interval": 1000},
-    }
-    for section, values in sections.items():
-        data[section] = {**data.get(section, {}), **values} if isinstance(values, dict) else values
-    return config_from_dict(data)
 
 
 def test_gae_follows_each_seat_own_decisions():
@@ -58,7 +41,7 @@ def test_gae_follows_each_seat_own_decisions():
         compute_gae(rewards, values, np.array([False, False, False, True, True]), bad, 1.0, 0.95)
 
 
-@pytest.mark.parametrize("preset", ["australian", "italian_3p"])
+@pytest.mark.parametrize("preset", ["australian", "italian_3p", "two_handed", "five_handed", "six_handed"])
 def test_a_rollout_holds_whole_deals_and_per_seat_chains(tmp_path, preset):
     config = tiny(tmp_path, "roll", rules={"preset": preset}, opponents={"self_play": 1.0, "snapshot": 0.0, "random": 0.0},
                   network={"critic": "central", "hidden_sizes": [16]})
@@ -68,7 +51,7 @@ def test_a_rollout_holds_whole_deals_and_per_seat_chains(tmp_path, preset):
 
     probe = five_hundred_env.env(rules=rules)
     model = ActorCritic(probe.unwrapped.encoder.size, int(probe.action_space("player_0").n), [16],
-                        critic_extra=central_size(n), num_sides=rules.num_sides)
+                        critic_extra=central_size(rules), num_sides=rules.num_sides)
     collector = SelfPlayCollector(rules, config, model, [], np.random.default_rng(0), torch.device("cpu"))
     ro = collector.collect()
     assert len(ro) >= config.train.num_envs * config.train.num_steps
@@ -88,14 +71,14 @@ def test_a_rollout_holds_whole_deals_and_per_seat_chains(tmp_path, preset):
         deals_per_env.setdefault(env, len(seq) - 1)
         assert deals_per_env[env] == len(seq) - 1  # every seat decides in every deal (the auction)
     assert sum(deals_per_env.values()) == ro.deals
-    # Self-play: in the k-th deal of an environment, partners get the same reward, and the
-    # zero-sum rewards of the sides cancel out.
+    # Self-play: in the k-th deal of an environment, team-mates get the same reward, and the
+    # zero-sum rewards of the sides cancel out (§10.6: teams of two or three; five players each alone).
     for env, count in deals_per_env.items():
         for k in range(count):
             r = [ro.rewards[chains[(env, s)][k][-1]] for s in range(n)]
             assert sum(r) == pytest.approx(0.0, abs=1e-6)
-            if n == 4:
-                assert r[0] == r[2] and r[1] == r[3]
+            for seat in range(n):
+                assert r[seat] == r[rules.seats_of(rules.side_of(seat))[0]]
 
 
 def test_tiny_training_run_end_to_end(tmp_path):

@@ -164,7 +164,7 @@ def build_model(config: ExitConfig, rules: Rules) -> ActorCritic:
     nc = config.network
     encoder = ObservationEncoder(rules)
     return ActorCritic(encoder.size, len(ActionTable(rules)), nc.hidden_sizes, nc.activation,
-                       critic_extra=central_size(rules.num_players) if nc.critic == "central" else 0,
+                       critic_extra=central_size(rules) if nc.critic == "central" else 0,
                        num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
                        scores_at=encoder.layout["scores"][0])
 

@@ -213,7 +213,7 @@ def _initial_state(config: Config, rules: Rules, device: torch.device) -> Traini
     num_actions = int(probe.action_space(probe.possible_agents[0]).n)  # a numpy int: checkpoints hold plain ints
     nc = config.network
     model = ActorCritic(obs_size, num_actions, nc.hidden_sizes, nc.activation,
-                        critic_extra=central_size(rules.num_players) if nc.critic == "central" else 0,
+                        critic_extra=central_size(rules) if nc.critic == "central" else 0,
                         num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
                         scores_at=probe.unwrapped.encoder.layout["scores"][0]).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, eps=config.train.adam_eps)

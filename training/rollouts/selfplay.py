@@ -1,8 +1,8 @@
 """Self-play rollouts for PPO: the batched engine, who sits at each game, the snapshot pool.
 
-``train.num_envs`` games of one :class:`five_hundred_env.vector.BatchEngine` (``episode="deal"``)
-are stepped together by :class:`SelfPlayCollector`, one decision per game per step. At the start
-of each deal, each game draws who sits at it (``opponents``): the current policy in every seat
+``train.num_envs`` games of one :class:`five_hundred_env.vector.BatchEngine` (``episode="deal"``, any
+preset) are stepped together by :class:`SelfPlayCollector`, one decision per game per step. At the start of
+each deal, each game draws who sits at it (``opponents``): the current policy in every seat
 (*self-play*: every seat learns), or one learning side against a past snapshot of the policy
 (:class:`SnapshotPool`), the heuristic or the random agent. One shared policy plays every
 learning seat: all the games whose acting seat learns are evaluated in one batch; each snapshot
@@ -33,10 +33,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from agents.neural import ActorCritic, HeuristicAdviser, make_adviser
+from agents.neural import ActorCritic, HeuristicAdviser, central_features, make_adviser
 from agents.registry import make_agent
 from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_value
-from five_hundred_env.cards import NUM_CARDS
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
 from training.settings.config import Config
@@ -128,16 +127,6 @@ def draw_starting_scores(rules: Rules, rng: np.random.Generator) -> list[int]:
     low = rules.losing_score // SCORE_GRID + 1
     high = -(-rules.target // SCORE_GRID)  # the first multiple at or above the target, excluded
     return (rng.integers(low, high, size=rules.num_sides) * SCORE_GRID).tolist()
-
-
-def central_rows(state: np.ndarray, seats: np.ndarray, num_players: int) -> np.ndarray:
-    """:func:`agents.neural.central_features` of many rows of ``BatchEngine.state()`` at once:
-    every hand in relative seat order (``seats[i]`` first), then the kitty and the discards."""
-    rows = len(state)
-    hands = state[:, :num_players * NUM_CARDS].reshape(rows, num_players, NUM_CARDS)
-    order = (seats[:, None] + np.arange(num_players)) % num_players
-    rolled = hands[np.arange(rows)[:, None], order].reshape(rows, -1)
-    return np.concatenate([rolled, state[:, num_players * NUM_CARDS:(num_players + 2) * NUM_CARDS]], axis=1)
 
 
 def policy_inputs(obs: np.ndarray, masks: np.ndarray, adviser: HeuristicAdviser | None) -> np.ndarray:
@@ -255,7 +244,7 @@ class SelfPlayCollector:
         seats = engine.seat[games]
         mask = engine.masks[games].astype(bool)
         obs = policy_inputs(engine.obs[games], engine.masks[games], self.adviser)
-        extra = (central_rows(engine.state()[games], seats, self.rules.num_players) if self.central
+        extra = (central_features(engine.state(seats=engine.seat)[games], self.rules) if self.central
                  else np.zeros((len(games), 0), dtype=np.int8))
         with torch.no_grad():
             a, logp, v = self.model.act(torch.from_numpy(obs).to(device), torch.from_numpy(mask).to(device),

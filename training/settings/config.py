@@ -48,7 +48,7 @@ MAX_CONFIG_BYTES = 1_000_000
 class RulesConfig(Section):
     """The rules preset and any rule options overridden on it (docs/rules.md §2)."""
 
-    preset: Literal["australian", "italian_3p", "french_46"] = "australian"
+    preset: Literal["australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed"] = "australian"
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -49,6 +49,13 @@ DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
 and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
 
+DEFAULT_WORLDS = 48
+"""Worlds per card play: 32 to 48 cost 0.4 to 0.75 CPU-s per duplicate board, within the
+1 CPU-s budget of docs/search.md §4, where the card play gains most from more worlds."""
+DEFAULT_AUCTION_WORLDS = 16
+"""Worlds per bid, discard and nomination: with their ``min_gain`` margins, more worlds cost more
+than they were measured to gain (docs/search.md §4)."""
+
 
 @dataclass
 class KindStats:
@@ -160,8 +167,8 @@ class PIMCAgent(Agent):
     """Samples consistent deals at every searched decision and takes the candidate whose playouts
     score best (see the module docstring).
 
-    ``worlds`` is the number of worlds per card play; ``bid_worlds`` and ``kitty_worlds`` (the
-    discards and the nomination) those of the other kinds (``worlds`` if ``None``); ``seconds``
+    ``worlds`` is the number of worlds per card play (:data:`DEFAULT_WORLDS`); ``bid_worlds`` and ``kitty_worlds`` (the
+    discards and the nomination, :data:`DEFAULT_AUCTION_WORLDS`) those of the other kinds (``worlds`` if ``None``); ``seconds``
     bounds each decision's search (at least one world). ``search`` names the kinds searched
     (:data:`DECISION_KINDS`, a tuple or a ``+``-string). ``base`` decides what is not searched and is the
     reference of ``min_gain`` (points, one number or one per kind: see :data:`DEFAULT_MIN_GAIN`);
@@ -178,11 +185,11 @@ class PIMCAgent(Agent):
 
     name = "pimc"
 
-    def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = 16,
+    def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = DEFAULT_WORLDS,
                  seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
                  search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
-                 min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
-                 kitty_worlds: int | None = None, inference: bool = False,
+                 min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
+                 kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
                  inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)

@@ -49,9 +49,10 @@ DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
 and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
 
-DEFAULT_WORLDS = 48
-"""Worlds per card play: 32 to 48 cost 0.4 to 0.75 CPU-s per duplicate board, within the
-1 CPU-s budget of docs/search.md §4, where the card play gains most from more worlds."""
+DEFAULT_WORLDS = 32
+"""Worlds per card play: with the defaults of the other kinds, about 0.4 CPU-s per duplicate board
+against the heuristic, within the 1 CPU-s budget of docs/search.md §4 (*The defaults*), where the
+card play gained most from more worlds."""
 DEFAULT_AUCTION_WORLDS = 16
 """Worlds per bid, discard and nomination: with their ``min_gain`` margins, more worlds cost more
 than they were measured to gain (docs/search.md §4)."""

@@ -14,6 +14,7 @@ import pytest
 
 from agents import HeuristicAgent
 from agents.registry import agent_factory
+from agents.search.pimc import PIMCAgent
 from agents.search.values import GameStakes, HeuristicBatchPlayOut, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Game, Phase
@@ -113,3 +114,26 @@ def test_pimc_takes_a_win_bonus_from_its_spec():
     assert agent.win_bonus == 500.0
     with pytest.raises(ValueError, match="win_bonus"):
         agent_factory("pimc:win_bonus=-1")(make_rules("australian"), 0)
+
+
+def test_pimc_values_the_game_its_observation_shows():
+    """At a bid with the bidder's side 10 points from 500 (any contract it makes wins the game, §9),
+    the win bonus changes the searched means, and they differ from the same bid's at a score of
+    zero: the search reads the scores from the observation."""
+    rules = make_rules("australian")
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    rng = random.Random(2)
+    moved = 0
+    for _ in range(4):
+        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
+        side = rules.side_of(deal.to_act)
+        near = [rules.target - 10 if s == side else 0 for s in range(rules.num_sides)]
+        means = {}
+        for scores in (near, [0] * rules.num_sides):
+            for bonus in (0, BONUS):
+                agent = PIMCAgent(rules, seed=1, bid_worlds=4, min_gain=0, win_bonus=bonus)
+                agent.act(encoder.encode_turn(deal, table, scores))
+                means[tuple(scores), bonus] = agent.last_search.means
+        zero = tuple([0] * rules.num_sides)
+        moved += means[tuple(near), 0] != means[tuple(near), BONUS] != means[zero, BONUS]
+    assert moved >= 3

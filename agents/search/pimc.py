@@ -8,7 +8,8 @@ and scores every candidate action in every world with common random numbers: the
 out to the end of the deal after the action by the rollout policy (the heuristic by default,
 acting on each seat's own encoded observation), or, in the card play with ``solver_tricks``
 tricks or fewer left, solved exactly (:func:`~agents.search.solver.action_values`). The candidate
-with the best mean zero-sum result for the agent's side wins, if it beats the base agent's own
+with the best mean zero-sum result for the agent's side (plus ``win_bonus`` points for a deal that
+wins the game, :class:`~agents.search.values.GameStakes`) wins, if it beats the base agent's own
 choice by ``min_gain`` points; otherwise the base agent's choice stands. Decisions of kinds not
 searched, and any the tracker cannot reconstruct (the agent joined a deal after its first
 trick), are the base agent's.
@@ -30,6 +31,7 @@ from agents.heuristic import HeuristicAgent
 from agents.search.inference import DEFAULT_BUDGET, AuctionInference
 from agents.search.tracking import ObservationTracker
 from agents.search.values import (
+    GameStakes,
     HeuristicBatchPlayOut,
     PlayOut,
     batch_play_out,
@@ -46,6 +48,15 @@ from five_hundred_env.sampling import InfoSet, WorldSampler
 DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 40.0, "play": 0.0})
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
 and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
+
+DEFAULT_WORLDS = 32
+"""Worlds per card play: with the defaults of the other kinds, about 0.4 CPU-s per duplicate board
+against the heuristic, within the 1 CPU-s budget of docs/search.md §4 (*The defaults*), where the
+card play gained most from more worlds."""
+DEFAULT_AUCTION_WORLDS = 16
+"""Worlds per bid, discard and nomination: the screened setting (docs/search.md §4); their
+``min_gain`` margins keep the heuristic's choice at about nine searched bids in ten, and a bid costs
+as much as three card plays."""
 
 
 @dataclass
@@ -158,8 +169,8 @@ class PIMCAgent(Agent):
     """Samples consistent deals at every searched decision and takes the candidate whose playouts
     score best (see the module docstring).
 
-    ``worlds`` is the number of worlds per card play; ``bid_worlds`` and ``kitty_worlds`` (the
-    discards and the nomination) those of the other kinds (``worlds`` if ``None``); ``seconds``
+    ``worlds`` is the number of worlds per card play (:data:`DEFAULT_WORLDS`); ``bid_worlds`` and ``kitty_worlds`` (the
+    discards and the nomination, :data:`DEFAULT_AUCTION_WORLDS`) those of the other kinds (``worlds`` if ``None``); ``seconds``
     bounds each decision's search (at least one world). ``search`` names the kinds searched
     (:data:`DECISION_KINDS`, a tuple or a ``+``-string). ``base`` decides what is not searched and is the
     reference of ``min_gain`` (points, one number or one per kind: see :data:`DEFAULT_MIN_GAIN`);
@@ -168,17 +179,20 @@ class PIMCAgent(Agent):
     heuristic. ``solver_tricks`` is how many tricks left the exact solver takes over at.
     ``inference`` draws the worlds among those where the other seats bid as the heuristic would
     (:mod:`agents.search.inference`; ``inference_budget`` candidate worlds per decision, then
-    uniform worlds, counted in :attr:`inference`); off, the worlds are uniform.
+    uniform worlds, counted in :attr:`inference`); off, the worlds are uniform. The playouts' observations
+    show the game scores the agent's own observation shows; ``win_bonus`` (points, 0: off) adds
+    that many points to the value of a deal that wins the game for the agent's side (and takes
+    them from one that wins it for another side: :class:`~agents.search.values.GameStakes`).
     """
 
     name = "pimc"
 
-    def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = 16,
+    def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = DEFAULT_WORLDS,
                  seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
                  search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
-                 min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = None,
-                 kitty_worlds: int | None = None, inference: bool = False,
-                 inference_budget: int = DEFAULT_BUDGET) -> None:
+                 min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
+                 kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
+                 inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -198,10 +212,15 @@ class PIMCAgent(Agent):
             raise ValueError(f"inference must be true or false, got {inference!r}")
         self.inference = AuctionInference(self.rules, inference_budget) if inference else None
         """The auction inference of the worlds and its counts (``None``: uniform worlds)."""
-        """Per kind: the points by which the best candidate's mean must beat the base agent's choice."""
+        if isinstance(win_bonus, bool) or not isinstance(win_bonus, int | float) or not win_bonus >= 0:
+            raise ValueError(f"win_bonus must be a number of points >= 0, got {win_bonus!r}")
+        self.win_bonus = float(win_bonus)
+        """Points a deal that wins the game is worth beyond its own (0: the deal's points only)."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
         self._play_out: PlayOut | HeuristicBatchPlayOut | None = None
+        self._play_out_scores: tuple[int, ...] | None = None
+        """The scores the scalar ``_play_out``'s observations show (it is rebuilt when they change)."""
         self.table = ActionTable(self.rules)
         self.tracker = ObservationTracker(self.rules)
         self._random = random.Random(seed)
@@ -264,14 +283,18 @@ class PIMCAgent(Agent):
     def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int, vector: np.ndarray) -> int:
         """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
+        stakes = GameStakes(tuple(self._scores(vector, info.seat)), self.win_bonus)
         if self._play_out is None:  # the heuristic's playouts run in batches where numba is installed
-            self._play_out = batch_play_out(self.rules, self.rollout) or policy_play_out(self.rules, self.rollout.act)
+            self._play_out = batch_play_out(self.rules, self.rollout)
+        if not isinstance(self._play_out, HeuristicBatchPlayOut) and self._play_out_scores != stakes.scores:
+            self._play_out = policy_play_out(self.rules, self.rollout.act, stakes.scores)
+            self._play_out_scores = stakes.scores
         # batched playouts wait for every world, to play them all in one batch, unless the search
         # is bounded in time: then each world's are played as it is drawn
         batch = self._play_out if isinstance(self._play_out, HeuristicBatchPlayOut) and self.seconds is None else None
         deferred: list[Deal] = []
         candidates = bid_candidates(legal, base_action) if kind == "bid" else legal
-        sampler = WorldSampler(info) if self.inference is None else self.inference.sampler(info, self._scores(vector, info.seat))
+        sampler = WorldSampler(info) if self.inference is None else self.inference.sampler(info, list(stakes.scores))
         totals = dict.fromkeys(candidates, 0.0)
         side = self.rules.side_of(info.seat)
         stats = self.stats[kind]
@@ -286,11 +309,11 @@ class PIMCAgent(Agent):
                 deferred.append(world)
             else:
                 for action, value in world_action_values(world, candidates, side, self._play_out,
-                                                         self.solver_tricks).items():
+                                                         self.solver_tricks, stakes=stakes).items():
                     totals[action] += value
             drawn += 1
         if batch is not None:
-            for values in worlds_action_values(deferred, candidates, side, batch, self.solver_tricks):
+            for values in worlds_action_values(deferred, candidates, side, batch, self.solver_tricks, stakes):
                 for action, value in values.items():  # world by world, as above: the same sums
                     totals[action] += value
         record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)

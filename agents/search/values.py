@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from agents.search.solver import action_values, side_scores
 from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_strain, is_trick_bid
-from five_hundred_env.engine import Deal, Phase
+from five_hundred_env.engine import Deal, Phase, contract_winners
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
-from five_hundred_env.scoring import zero_sum_result
+from five_hundred_env.scoring import contract_made, zero_sum_result
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """A policy on the environment's terms: an observation dict in, a compact action id out."""
@@ -35,11 +36,55 @@ Result = Callable[[Deal, int], float]
 """What a finished deal is worth to a side (default: ``Deal.zero_sum_result``, in points)."""
 
 
+class Outcome(NamedTuple):
+    """What a finished deal's worth depends on: each side's score ``change``, the contracting
+    team's sides (``team``, sorted; empty for a deal thrown in) and whether the contract was ``made``."""
+
+    change: Sequence[int]
+    team: tuple[int, ...]
+    made: bool
+
+
+def deal_outcome(deal: Deal) -> Outcome:
+    """The :class:`Outcome` of a finished ``Deal``."""
+    if deal.thrown_in:
+        return Outcome([0] * deal.rules.num_sides, (), False)
+    team = tuple(sorted({deal.rules.side_of(seat) for seat in deal.contracting_seats()}))
+    return Outcome(deal.score_change or (), team, deal.contract_made())
+
+
+@dataclass(frozen=True)
+class GameStakes:
+    """The game a deal is played in, for a search that values the game and not only the deal: the
+    side ``scores`` the deal starts from (what the real observations show; the playouts' policy sees
+    them too) and ``win_bonus``, the points a side gains when the deal wins it the game (§9,
+    :func:`~five_hundred_env.engine.contract_winners`), made zero-sum like the points (a winner's
+    bonus less the mean of the other sides'); 0 values the deal's points only."""
+
+    scores: tuple[int, ...]
+    win_bonus: float = 0.0
+
+    def value(self, rules: Rules, outcome: Outcome, side: int) -> float:
+        """``side``'s worth of a deal that ended with ``outcome``: its zero-sum result, plus the win bonus's share."""
+        value = zero_sum_result(outcome.change, side)
+        if self.win_bonus and outcome.team:
+            after = [s + c for s, c in zip(self.scores, outcome.change, strict=True)]
+            winners = contract_winners(rules, after, outcome.team, outcome.made)
+            if winners:
+                value += zero_sum_result([self.win_bonus if s in winners else 0.0 for s in range(rules.num_sides)], side)
+        return value
+
+    def result(self, deal: Deal, side: int) -> float:
+        """:meth:`value` of a finished ``Deal`` (a :data:`Result`)."""
+        return self.value(deal.rules, deal_outcome(deal), side)
+
+
 class HeuristicBatchPlayOut:
     """Plays many deals to their end at once, every seat the heuristic, on the batched engine
     (:func:`agents.heuristic.compiled.play_out`: the same decisions as ``HeuristicAgent``, no
-    Python per decision). Called with a list of deals, it returns each one's score change per
-    side and leaves the deals as they are. Needs numba (the ``vector`` extra)."""
+    Python per decision). Called with a list of deals (and the game's side ``scores`` their
+    observations show; none: zero), it returns each one's :class:`Outcome` and leaves the deals
+    as they are. Needs numba (the ``vector`` extra)."""
 
     def __init__(self, rules: Rules) -> None:
         from agents.heuristic.compiled import policy_tables  # numba: imported only when used
@@ -48,16 +93,22 @@ class HeuristicBatchPlayOut:
         self.tables = policy_tables(rules)
         self._engine: Any = None
 
-    def __call__(self, deals: list[Deal]) -> list[list[int]]:
+    def __call__(self, deals: list[Deal], scores: Sequence[int] | None = None) -> list[Outcome]:
         from agents.heuristic.compiled import play_out
         from five_hundred_env.vector import BatchEngine
+        from five_hundred_env.vector._layout import F_CONTRACTOR, F_MADE, F_THROWN_IN
 
         if self._engine is None or self._engine.num_games < len(deals):
             self._engine = BatchEngine(self.rules, max(len(deals), 16), seed=0, observations=False)
         for game, deal in enumerate(deals):
-            self._engine.load_position(game, deal)
+            self._engine.load_position(game, deal, scores)
         games = np.arange(len(deals))
-        return play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
+        changes = play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
+        # the finished deals' contract, as the engine's state holds it (the compiled presets have no
+        # five-handed partner: the team is the contractor's side)
+        state = self._engine.kernel_arrays().state
+        return [Outcome(change, () if state[g, F_THROWN_IN] else (self.rules.side_of(int(state[g, F_CONTRACTOR])),),
+                        bool(state[g, F_MADE])) for g, change in zip(games.tolist(), changes, strict=True)]
 
 
 def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
@@ -90,52 +141,64 @@ def policy_play_out(rules: Rules, policy: Policy, scores: Sequence[int] | None =
 
 
 def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut | HeuristicBatchPlayOut,
-                        solver_tricks: int = 0, result: Result | None = None) -> dict[int, float]:
+                        solver_tricks: int = 0, result: Result | None = None,
+                        stakes: GameStakes | None = None) -> dict[int, float]:
     """Each of ``actions`` (universal ids, legal in ``deal``) scored as ``side``'s zero-sum result
-    (``Deal.zero_sum_result``, in points, or ``result``) once the deal is played out after it; in
-    the card play with ``solver_tricks`` tricks or fewer left, solved exactly instead (every legal
-    action; the solver counts the deal's points only, whatever ``result``). A
-    :class:`HeuristicBatchPlayOut` plays every action's deal out in one batch (points only: it
-    takes no ``result``)."""
+    (``Deal.zero_sum_result``, in points; ``stakes.result`` with ``stakes``; or ``result``) once the
+    deal is played out after it; in the card play with ``solver_tricks`` tricks or fewer left,
+    solved exactly instead (every legal action; the solver counts the deal's points, and the
+    ``stakes``, but not a ``result``). A :class:`HeuristicBatchPlayOut` plays every action's deal
+    out in one batch (it takes ``stakes``, not ``result``); a scalar ``play_out`` shows the
+    observations whatever scores it was built with (:func:`policy_play_out`)."""
     if isinstance(play_out, HeuristicBatchPlayOut):
         if result is not None:
-            raise ValueError("batched playouts score the deal's points only: pass result=None or a scalar play-out")
-        return worlds_action_values([deal], actions, side, play_out, solver_tricks)[0]
-    solved = _solved_values(deal, actions, side, solver_tricks)
+            raise ValueError("batched playouts take stakes, not a result function: pass result=None or a scalar play-out")
+        return worlds_action_values([deal], actions, side, play_out, solver_tricks, stakes)[0]
+    solved = _solved_values(deal, actions, side, solver_tricks, stakes)
     if solved is not None:
         return solved
+    if result is None:
+        result = stakes.result if stakes is not None else Deal.zero_sum_result
     out = {}
     for action in actions:
         trial = deal.clone()
         trial.apply_action(action)
         play_out(trial)
-        out[action] = trial.zero_sum_result(side) if result is None else result(trial, side)
+        out[action] = result(trial, side)
     return out
 
 
 def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: HeuristicBatchPlayOut,
-                         solver_tricks: int = 0) -> list[dict[int, float]]:
+                         solver_tricks: int = 0, stakes: GameStakes | None = None) -> list[dict[int, float]]:
     """:func:`world_action_values` of every world, the playouts of all their actions in one batch."""
     values: list[dict[int, float] | None] = []
     trials = []
     for world in worlds:
-        solved = _solved_values(world, actions, side, solver_tricks)
+        solved = _solved_values(world, actions, side, solver_tricks, stakes)
         values.append(solved)
         if solved is None:
             for action in actions:
                 trial = world.clone()
                 trial.apply_action(action)
                 trials.append(trial)
-    changes = iter(play_out(trials) if trials else [])
-    return [solved if solved is not None else {a: zero_sum_result(next(changes), side) for a in actions}
+    outcomes = iter(play_out(trials, stakes.scores if stakes is not None else None) if trials else [])
+    rules = play_out.rules
+    worth = stakes.value if stakes is not None else _points
+    return [solved if solved is not None else {a: worth(rules, next(outcomes), side) for a in actions}
             for solved in values]
 
 
-def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int) -> dict[int, float] | None:
+def _points(rules: Rules, outcome: Outcome, side: int) -> float:
+    """A deal's worth without stakes: ``side``'s zero-sum result."""
+    return zero_sum_result(outcome.change, side)
+
+
+def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int,
+                   stakes: GameStakes | None) -> dict[int, float] | None:
     """The actions' exact values in the card play's last ``solver_tricks`` tricks, else None."""
     if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
         solved = action_values(deal)
-        return {a: solved_result(deal, solved[a], side) for a in actions}
+        return {a: solved_result(deal, solved[a], side, stakes) for a in actions}
     return None
 
 
@@ -160,17 +223,20 @@ def _tricks_left(deal: Deal) -> int:
     return deal.rules.hand_size - len(deal.tricks)
 
 
-def solved_result(deal: Deal, tricks: int, side: int) -> float:
-    """``side``'s zero-sum result when the contracting team ends with ``tricks`` tricks: exact with
-    two sides; with more, the opponents share the team's loss equally (the solver plays them
-    as one side, so it does not say how they split their tricks)."""
+def solved_result(deal: Deal, tricks: int, side: int, stakes: GameStakes | None = None) -> float:
+    """``side``'s zero-sum result (with ``stakes``: its :meth:`GameStakes.value`) when the contracting
+    team ends with ``tricks`` tricks: exact with two sides; with more, the opponents share the team's
+    loss equally (the solver plays them as one side, so it does not say how they split their tricks)."""
     rules = deal.rules
     k = rules.num_sides
-    team = {rules.side_of(s) for s in deal.contracting_seats()}  # a five-handed partner's side too (§10.6)
+    team = tuple(sorted({rules.side_of(s) for s in deal.contracting_seats()}))  # a five-handed partner's side too (§10.6)
     change = side_scores(deal, tricks)
+    # a misère's contractor plays alone (§10.6), so the team's tricks are the contractor's
+    outcome = Outcome(change, team, contract_made(deal.contract, tricks, tricks))
+    worth = stakes.value if stakes is not None else _points
     if side in team:
-        return zero_sum_result(change, side)
-    team_result = sum(zero_sum_result(change, t) for t in team)
+        return worth(rules, outcome, side)
+    team_result = sum(worth(rules, outcome, t) for t in team)
     return -team_result / (k - len(team))
 
 

@@ -13,7 +13,7 @@ section:
 * §7 play ............ :meth:`Deal.legal_actions`, :meth:`Deal._lead_actions`, :meth:`Deal._joker_lead_suits`,
                         :meth:`Deal._apply_play`
 * §8 scoring ......... :mod:`five_hundred_env.scoring` (:func:`~five_hundred_env.scoring.deal_score`)
-* §9 winning ......... :func:`game_winners` (:meth:`Game._end_of_deal`)
+* §9 winning ......... :func:`game_winners`, :func:`contract_winners` (:meth:`Game._end_of_deal`)
 * §10 two, five and six players: the presets in :mod:`five_hundred_env.rules`; the dead hand
                         :meth:`Deal.new`, :attr:`Deal.dead_hand`; the call (§10.5)
                         :meth:`Deal._call_actions`, :meth:`Deal._apply_call`; the contracting team
@@ -22,7 +22,7 @@ section:
 The modules: :mod:`.card_order` (§6 tables, :func:`card_actions`), :mod:`.bidding` (§4),
 :mod:`.deal` (:class:`Deal`), :mod:`.phase` (:class:`Phase`, :class:`IllegalActionError`),
 :mod:`.explicit` (:func:`parse_deal`, :func:`deal_to_cards`) and :mod:`.game` (:class:`Game`,
-:func:`check_scores`, :func:`game_winners`).
+:func:`check_scores`, :func:`game_winners`, :func:`contract_winners`).
 
 At every decision point ``to_act`` is the seat to move, ``legal_actions()`` the legal universal
 action ids, and ``apply_action(a)`` plays one; an illegal action (or one that is not an integer)
@@ -33,7 +33,7 @@ from five_hundred_env.engine.bidding import bid_rank
 from five_hundred_env.engine.card_order import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, WIN_KEY, card_actions
 from five_hundred_env.engine.deal import Deal
 from five_hundred_env.engine.explicit import deal_to_cards, parse_deal
-from five_hundred_env.engine.game import MAX_THROWN_IN_IN_ROW, Game, check_scores, game_winners
+from five_hundred_env.engine.game import MAX_THROWN_IN_IN_ROW, Game, check_scores, contract_winners, game_winners
 from five_hundred_env.engine.phase import IllegalActionError, Phase
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "bid_rank",
     "card_actions",
     "check_scores",
+    "contract_winners",
     "deal_to_cards",
     "game_winners",
     "parse_deal",

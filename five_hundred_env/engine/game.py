@@ -150,8 +150,14 @@ def game_winners(rules: Rules, scores: Sequence[int], deal: Deal) -> list[int]:
     brought the side scores to ``scores``; empty while the game goes on."""
     # The contracting team's sides: the contractor's, and a five-handed partner's (§10.7).
     team = sorted({rules.side_of(seat) for seat in deal.contracting_seats()})
+    return contract_winners(rules, scores, team, deal.contract_made())
+
+
+def contract_winners(rules: Rules, scores: Sequence[int], team: Sequence[int], made: bool) -> list[int]:
+    """:func:`game_winners` from what it needs of the deal: the contracting team's sides (sorted)
+    and whether the contract was made (for a search that plays deals out where no ``Deal`` is kept)."""
     if rules.win_needs_contract:
-        reached = [s for s in team if scores[s] >= rules.target] if deal.contract_made() else []
+        reached = [s for s in team if scores[s] >= rules.target] if made else []
     else:
         reached = [s for s in range(rules.num_sides) if scores[s] >= rules.target]
         if len(reached) > 1:

@@ -31,6 +31,11 @@ game: the side whose deal wins the game gains ``win_bonus`` points, zero-sum (:f
 With ``base="heuristic"`` the heuristic plays the deals and the playouts: one step of policy
 iteration over the heuristic, whatever the network. :func:`heuristic_rollouts` makes those data
 for the PPO warm start ``pretrain.rollouts`` (card plays rolled out on the real deal too).
+
+:func:`generate_chunk` plays a chunk on the batched engine (:mod:`.exit_batch`: its deals side by
+side, every sampled decision's playouts in one batch) where the compiled heuristic covers the
+preset, else on the scalar engine here (:func:`generate_scalar_chunk`, a deal at a time); both
+make the same rows (:mod:`.exit_rows`: the same deals, one decision stream per deal).
 """
 
 from __future__ import annotations

@@ -27,18 +27,18 @@ import random
 import numpy as np
 import torch
 
-from agents.base import DECISION_KINDS
 from agents.neural import ActorCritic, hidden_cards
-from agents.search.values import bid_candidates, world_action_values
+from agents.search.values import world_action_values
 from five_hundred_env.engine import Deal
 from five_hundred_env.sampling import InfoSet, WorldSampler
 from five_hundred_env.scoring import zero_sum_result
 from training.rollouts.exit_rows import (
-    KIND_INDEX,
     ChunkJob,
     DataRows,
     deal_rng,
+    deal_value,
     decision_rng,
+    draw_decision,
     game_result,
     win_value,
 )
@@ -142,7 +142,7 @@ class _BatchChunk:
             for game in active[over].tolist():
                 deal, result = self.deals[game], self.results[game]
                 for row, side in waiting[game]:
-                    self.rows.set_return(row, deal.zero_sum_result(side) if result is None else result(deal, side))
+                    self.rows.set_return(row, deal_value(deal, side, result))
             active = active[~over]
         return self.rows.arrays()
 
@@ -153,17 +153,15 @@ class _BatchChunk:
         deal, rng, job = self.deals[game], self.rngs[game], self.job
         seat = deal.to_act
         side = self.rules.side_of(seat)
-        if rng.random() < job.value_rate:
+        draw = draw_decision(job, rng, deal, action)
+        if draw.critic:
             extra = hidden_cards(deal, seat) if self.model.critic_extra else np.zeros(0, np.int8)
             waiting.append((self.rows.add_value(game, x, mask, extra), side))
-        kind = KIND_INDEX[deal.phase]
-        legal = deal.legal_actions()
-        if len(legal) < 2 or rng.random() >= job.rates[kind]:
+        if not draw.candidates:
             return []
-        if DECISION_KINDS[kind] == "play" and job.play_targets == "pimc":
-            return [(i, kind, action, self.pimc_worlds(game, legal, side, rng))]
-        candidates = bid_candidates(legal, action) if DECISION_KINDS[kind] == "bid" else list(legal)
-        return [(i, kind, action, [[(game, None, a, side) for a in candidates]])]
+        if draw.pimc:
+            return [(i, draw.kind, action, self.pimc_worlds(game, draw.candidates, side, rng))]
+        return [(i, draw.kind, action, [[(game, None, a, side) for a in draw.candidates]])]
 
     def pimc_worlds(self, game: int, legal: list[int], side: int, rng: random.Random) -> list[World]:
         """PIMC's worlds at a card play (``agents.search.values.pimc_action_values``' draws, in its

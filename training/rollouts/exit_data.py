@@ -53,7 +53,7 @@ import torch
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
-from agents.search.values import bid_candidates, pimc_action_values, policy_play_out, world_action_values
+from agents.search.values import pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
 from five_hundred_env.files import write_atomic
@@ -62,12 +62,14 @@ from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet
 from training.rollouts.exit_batch import batch_plays, generate_batch_chunk
 from training.rollouts.exit_rows import (
-    KIND_INDEX,
     RESULT_SCALE,
     ChunkJob,
     DataRows,
+    Draw,
     deal_rng,
+    deal_value,
     decision_rng,
+    draw_decision,
     game_result,
 )
 from training.rollouts.selfplay import draw_starting_scores
@@ -114,10 +116,6 @@ class _Chunk:
         self.play_out = policy_play_out(self.rules, self.heuristic.act if self.heuristic else self.agent.act, scores)
         self.result = game_result(self.rules, scores, self.job.win_bonus) if scores and self.job.win_bonus else None
 
-    def value_of(self, deal: Deal, side: int) -> float:
-        """A finished deal's worth to ``side``: its zero-sum result, or :func:`game_result`'s."""
-        return deal.zero_sum_result(side) if self.result is None else self.result(deal, side)
-
     def greedy(self, x: np.ndarray, mask: np.ndarray) -> int:
         """The network's greedy compact action for a policy input (what ``self.agent`` plays)."""
         with torch.inference_mode():
@@ -136,28 +134,24 @@ class _Chunk:
             x = policy_input(obs, self.agent.adviser)
             compact = self.heuristic.act(obs) if self.heuristic else self.greedy(x, obs["action_mask"])
             action = self.table.universal[compact]
-            if rng.random() < self.job.value_rate:
+            draw = draw_decision(self.job, rng, deal, action)
+            if draw.critic:
                 extra = hidden_cards(deal, deal.to_act) if self.central else np.zeros(0, np.int8)
                 value_rows.append((self.rows.add_value(index, x, obs["action_mask"], extra),
                                    self.rules.side_of(deal.to_act)))
-            kind = KIND_INDEX[deal.phase]
-            legal = deal.legal_actions()
-            if len(legal) > 1 and rng.random() < self.job.rates[kind]:
-                values = self.candidate_values(deal, kind, legal, action, rng)
-                self.rows.add_target(index, x, obs["action_mask"], kind, action, values)
+            if draw.candidates:
+                self.rows.add_target(index, x, obs["action_mask"], draw.kind, action, self.candidate_values(deal, draw, rng))
             deal.apply_action(action)
         for row, side in value_rows:
-            self.rows.set_return(row, self.value_of(deal, side))
+            self.rows.set_return(row, deal_value(deal, side, self.result))
 
-    def candidate_values(self, deal: Deal, kind: int, legal: list[int], action: int,
-                         rng: random.Random) -> dict[int, float]:
-        """The candidates of one decision (universal ids), each scored by its playouts."""
+    def candidate_values(self, deal: Deal, draw: Draw, rng: random.Random) -> dict[int, float]:
+        """The drawn candidates of one decision (universal ids), each scored by its playouts."""
         seat = deal.to_act
-        if DECISION_KINDS[kind] == "play" and self.job.play_targets == "pimc":
-            return pimc_action_values(InfoSet.from_deal(deal, seat), legal, self.job.worlds, rng, self.play_out,
-                                      self.job.solver_tricks, self.result)
-        candidates = bid_candidates(legal, action) if DECISION_KINDS[kind] == "bid" else legal
-        return world_action_values(deal, candidates, self.rules.side_of(seat), self.play_out, result=self.result)
+        if draw.pimc:
+            return pimc_action_values(InfoSet.from_deal(deal, seat), draw.candidates, self.job.worlds, rng,
+                                      self.play_out, self.job.solver_tricks, self.result)
+        return world_action_values(deal, draw.candidates, self.rules.side_of(seat), self.play_out, result=self.result)
 
 
 def generate_scalar_chunk(job: ChunkJob) -> dict[str, np.ndarray]:

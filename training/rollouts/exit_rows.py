@@ -12,12 +12,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
-from agents.search.values import Result
+from agents.search.values import Result, bid_candidates
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, game_winners
 from five_hundred_env.rules import Rules
@@ -69,6 +69,34 @@ def decision_rng(seed: int, deal: int) -> random.Random:
     return random.Random(int(np.random.SeedSequence([seed, deal]).generate_state(1, dtype=np.uint64)[0]))
 
 
+class Draw(NamedTuple):
+    """What is drawn at one decision (:func:`draw_decision`)."""
+
+    critic: bool
+    """Whether the decision is a sample for the critic."""
+    kind: int
+    """Its kind (an index of ``DECISION_KINDS``)."""
+    candidates: list[int]
+    """The candidates to score (universal ids; empty: no improved targets here)."""
+    pimc: bool
+    """Whether they are scored by PIMC over sampled worlds (card plays with ``play_targets="pimc"``)."""
+
+
+def draw_decision(job: ChunkJob, rng: random.Random, deal: Deal, action: int) -> Draw:
+    """The draws at the decision of ``deal`` where the policy plays ``action``, in the one order both
+    engines keep: whether it is a sample for the critic, then (a decision with a choice only)
+    whether it gets improved targets; the candidates: for a bid those of ``bid_candidates``, else
+    every legal action."""
+    critic = rng.random() < job.value_rate
+    kind = KIND_INDEX[deal.phase]
+    legal = deal.legal_actions()
+    if len(legal) < 2 or rng.random() >= job.rates[kind]:
+        return Draw(critic, kind, [], False)
+    name = DECISION_KINDS[kind]
+    return Draw(critic, kind, bid_candidates(legal, action) if name == "bid" else list(legal),
+                name == "play" and job.play_targets == "pimc")
+
+
 def win_value(num_sides: int, winners: Sequence[int], win_bonus: float, side: int) -> float:
     """``side``'s share of the game's ``win_bonus``: each winning side gains it, made zero-sum like
     the points (a side's bonus less the mean of the others'); 0 while the game goes on."""
@@ -89,6 +117,11 @@ def game_result(rules: Rules, scores: Sequence[int], win_bonus: float) -> Result
         return value + win_value(rules.num_sides, winners, win_bonus, side)
 
     return result
+
+
+def deal_value(deal: Deal, side: int, result: Result | None) -> float:
+    """A finished deal's worth to ``side``: its zero-sum result, or ``result``'s (:func:`game_result`)."""
+    return deal.zero_sum_result(side) if result is None else result(deal, side)
 
 
 class DataRows:

@@ -99,7 +99,8 @@ class _BatchChunk:
     # -- the policy over a batch of observations ------------------------------------------------------
     def decide(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network's inputs of these rows (with the heuristic's advice) and the base policy's
-        compact action in each: the heuristic's, or the network's greedy choice."""
+        compact action in each: the heuristic's, or the network's greedy choice (the only legal
+        action where there is one, as the network's masked logits choose it)."""
         advice = self.heuristic.act_batch(obs, masks) if self.advised or self.job.base == "heuristic" else None
         x = obs
         if self.advised:
@@ -108,9 +109,13 @@ class _BatchChunk:
             x = np.concatenate([obs, onehot], axis=1)
         if self.job.base == "heuristic":
             return x, advice
-        with torch.inference_mode():
-            logits = self.model.masked_logits(torch.from_numpy(x), torch.from_numpy(masks))
-        return x, torch.argmax(logits, dim=1).numpy()
+        choice = masks.argmax(axis=1)  # a forced move (one legal action) needs no forward pass
+        free = np.flatnonzero(masks.sum(axis=1) > 1)
+        if free.size:
+            with torch.inference_mode():
+                logits = self.model.masked_logits(torch.from_numpy(x[free]), torch.from_numpy(masks[free]))
+            choice[free] = torch.argmax(logits, dim=1).numpy()
+        return x, choice
 
     # -- the deals ------------------------------------------------------------------------------------
     def run(self) -> dict[str, np.ndarray]:

@@ -307,14 +307,20 @@ def _policy_loss(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.T
     return -(torch.softmax(logits, dim=-1) * target[mb]).sum(-1).mean()  # illegal actions have probability 0
 
 
+HELD_OUT_SLICE = 65_536
+"""Rows of the held-out decisions evaluated per forward pass (the fit of 160,000 deals' data ran out
+of memory evaluating its 650,000 held-out decisions at once)."""
+
+
 def _held_metrics(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
                   held: np.ndarray, held_v: np.ndarray) -> dict[str, float]:
     rows, v_rows = torch.from_numpy(np.flatnonzero(held)), torch.from_numpy(np.flatnonzero(held_v))
-    with torch.no_grad():
-        greedy = model.masked_logits(t["x"][rows], t["mask"][rows]).argmax(-1)
+    with torch.no_grad():  # in slices: the float inputs of a whole held-out set need gigabytes
+        greedy = torch.cat([model.masked_logits(t["x"][part], t["mask"][part]).argmax(-1)
+                            for part in rows.split(HELD_OUT_SLICE)]) if len(rows) else rows
         gain = target[rows].gather(1, greedy[:, None]).squeeze(1)
-        extra = t["value_extra"][v_rows] if model.critic_extra else None
-        value = model.value(t["value_x"][v_rows], extra)
+        value = torch.cat([model.value(t["value_x"][part], t["value_extra"][part] if model.critic_extra else None)
+                           for part in v_rows.split(HELD_OUT_SLICE)]) if len(v_rows) else v_rows.float()
     n = len(rows)
     return {
         "gain": float(gain.mean()) if n else 0.0,

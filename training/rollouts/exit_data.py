@@ -31,6 +31,11 @@ game: the side whose deal wins the game gains ``win_bonus`` points, zero-sum (:f
 With ``base="heuristic"`` the heuristic plays the deals and the playouts: one step of policy
 iteration over the heuristic, whatever the network. :func:`heuristic_rollouts` makes those data
 for the PPO warm start ``pretrain.rollouts`` (card plays rolled out on the real deal too).
+
+:func:`generate_chunk` plays a chunk on the batched engine (:mod:`.exit_batch`: its deals side by
+side, every sampled decision's playouts in one batch) where the compiled heuristic covers the
+preset (every preset, numba installed), else on the scalar engine here (:func:`generate_scalar_chunk`, a deal at a time); both
+make the same rows (:mod:`.exit_rows`: the same deals, one decision stream per deal).
 """
 
 from __future__ import annotations
@@ -40,9 +45,7 @@ import json
 import random
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -50,50 +53,28 @@ import torch
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.heuristic import HeuristicAgent
 from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
-from agents.search.values import Result, bid_candidates, pimc_action_values, policy_play_out, world_action_values
+from agents.search.values import pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal, game_winners
+from five_hundred_env.engine import Deal
 from five_hundred_env.files import write_atomic
 from five_hundred_env.observation import ObservationEncoder, observation_layout
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet
-from five_hundred_env.scoring import zero_sum_result
+from training.rollouts.exit_batch import batch_plays, generate_batch_chunk
+from training.rollouts.exit_rows import (
+    RESULT_SCALE,
+    ChunkJob,
+    DataRows,
+    Draw,
+    deal_rng,
+    deal_value,
+    decision_rng,
+    draw_decision,
+    game_result,
+)
 from training.rollouts.selfplay import draw_starting_scores
 from training.settings.improvement_config import RolloutsConfig
 from training.workers.distributed import LOCAL, Backend, run_jobs
-
-_KIND_OF_PHASE = {phase: DECISION_KINDS.index(kind) for phase, kind in KIND_OF_PHASE.items()}
-"""``kind`` in the data: the index of the decision's kind in ``DECISION_KINDS``."""
-
-RESULT_SCALE = 100.0
-"""Advantages and returns are in hundreds of points (the zero-sum reward's scale)."""
-
-
-@dataclass(frozen=True)
-class ChunkJob:
-    """One unit of work: ``deals`` deals from ``seed``, played by the network ``weights`` describe."""
-
-    rules: Rules
-    seed: int
-    deals: int
-    model_spec: dict[str, Any]
-    weights: dict[str, np.ndarray]
-    rates: tuple[float, float, float, float]
-    """Probability that a decision of each kind (``DECISION_KINDS``) gets improved targets."""
-    value_rate: float
-    """Probability that a decision is kept as a sample for the critic."""
-    worlds: int
-    solver_tricks: int
-    base: str = "policy"
-    """``policy``: the network plays the deals and the playouts; ``heuristic``: the heuristic does
-    (one improvement step over the heuristic)."""
-    play_targets: str = "pimc"
-    """``pimc``: card-play targets over sampled worlds; ``rollout``: one playout per legal card on
-    the real deal."""
-    starting_scores: str = "zero"
-    """``zero``, or ``uniform``: each deal's game scores drawn by ``draw_starting_scores``."""
-    win_bonus: float = 0.0
-    """Points a result gains when the deal wins the game (:func:`game_result`)."""
 
 
 @contextlib.contextmanager
@@ -109,7 +90,7 @@ def _single_torch_thread() -> Iterator[None]:
 
 
 class _Chunk:
-    """The state of one chunk being played: the policy, the encoders and the rows gathered."""
+    """A chunk played by the scalar engine, a deal at a time: the policy, the encoders and the rows."""
 
     def __init__(self, job: ChunkJob) -> None:
         self.job = job
@@ -122,12 +103,12 @@ class _Chunk:
         self.agent = NeuralAgent(job.rules, 0, model=self.model, greedy=True)
         self.heuristic = HeuristicAgent(job.rules, 0) if job.base == "heuristic" else None
         self.central = self.model.critic_extra > 0
-        self.rng = random.Random(job.seed)
+        self.rng = deal_rng(job.seed)
         # A generator of its own for the scores: with zero scores the deals are those of before.
         self.score_rng = np.random.default_rng(job.seed) if job.starting_scores == "uniform" else None
         self.start_deal(None)
-        self.targets: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "candidates", "advantages", "kind", "action")}
-        self.values: dict[str, list[Any]] = {k: [] for k in ("x", "mask", "extra", "returns")}
+        width = self.model.spec()["obs_size"] + (len(self.table) if self.agent.adviser else 0)
+        self.rows = DataRows(job.rules, job.seed, width, self.model.critic_extra)
 
     def start_deal(self, scores: list[int] | None) -> None:
         """The game scores of the next deal: its observations, its playouts' and its results see them."""
@@ -135,112 +116,61 @@ class _Chunk:
         self.play_out = policy_play_out(self.rules, self.heuristic.act if self.heuristic else self.agent.act, scores)
         self.result = game_result(self.rules, scores, self.job.win_bonus) if scores and self.job.win_bonus else None
 
-    def observe(self, deal: Deal) -> dict[str, np.ndarray]:
-        return self.encoder.encode_turn(deal, self.table, self.scores)
-
-    def value_of(self, deal: Deal, side: int) -> float:
-        """A finished deal's worth to ``side``: its zero-sum result, or :func:`game_result`'s."""
-        return deal.zero_sum_result(side) if self.result is None else self.result(deal, side)
-
     def greedy(self, x: np.ndarray, mask: np.ndarray) -> int:
         """The network's greedy compact action for a policy input (what ``self.agent`` plays)."""
         with torch.inference_mode():
             logits = self.model.masked_logits(torch.from_numpy(x)[None], torch.from_numpy(mask)[None])[0]
         return int(torch.argmax(logits))
 
-    def play_deal(self) -> None:
+    def play_deal(self, index: int) -> None:
+        """Deal ``index`` of the chunk, played to its end; its rows gathered."""
         if self.score_rng is not None:
             self.start_deal(draw_starting_scores(self.rules, self.score_rng))
         deal = Deal.new(self.rules, self.rng, dealer=self.rng.randrange(self.rules.num_players))
+        rng = decision_rng(self.job.seed, index)
         value_rows: list[tuple[int, int]] = []  # (row, side) waiting for the deal's result
         while not deal.is_over:
-            obs = self.observe(deal)
+            obs = self.encoder.encode_turn(deal, self.table, self.scores)
             x = policy_input(obs, self.agent.adviser)
             compact = self.heuristic.act(obs) if self.heuristic else self.greedy(x, obs["action_mask"])
             action = self.table.universal[compact]
-            side = self.rules.side_of(deal.to_act)
-            if self.rng.random() < self.job.value_rate:
-                value_rows.append((len(self.values["returns"]), side))
-                self.values["x"].append(x)
-                self.values["mask"].append(obs["action_mask"])
-                self.values["extra"].append(hidden_cards(deal, deal.to_act) if self.central else np.zeros(0, np.int8))
-                self.values["returns"].append(0.0)
-            kind = _KIND_OF_PHASE[deal.phase]
-            legal = deal.legal_actions()
-            if len(legal) > 1 and self.rng.random() < self.job.rates[kind]:
-                self.add_target(deal, kind, legal, action, x, obs["action_mask"])
+            draw = draw_decision(self.job, rng, deal, action)
+            if draw.critic:
+                extra = hidden_cards(deal, deal.to_act) if self.central else np.zeros(0, np.int8)
+                value_rows.append((self.rows.add_value(index, x, obs["action_mask"], extra),
+                                   self.rules.side_of(deal.to_act)))
+            if draw.candidates:
+                self.rows.add_target(index, x, obs["action_mask"], draw.kind, action, self.candidate_values(deal, draw, rng))
             deal.apply_action(action)
         for row, side in value_rows:
-            self.values["returns"][row] = self.value_of(deal, side) / RESULT_SCALE
+            self.rows.set_return(row, deal_value(deal, side, self.result))
 
-    def add_target(self, deal: Deal, kind: int, legal: list[int], action: int, x: np.ndarray, mask: np.ndarray) -> None:
-        """Score the candidates of one decision and keep their advantages over ``action``."""
+    def candidate_values(self, deal: Deal, draw: Draw, rng: random.Random) -> dict[int, float]:
+        """The drawn candidates of one decision (universal ids), each scored by its playouts."""
         seat = deal.to_act
-        if DECISION_KINDS[kind] == "play" and self.job.play_targets == "pimc":
-            values = pimc_action_values(InfoSet.from_deal(deal, seat), legal, self.job.worlds, self.rng,
-                                        self.play_out, self.job.solver_tricks, self.result)
-        else:
-            candidates = bid_candidates(legal, action) if DECISION_KINDS[kind] == "bid" else legal
-            values = world_action_values(deal, candidates, self.rules.side_of(seat), self.play_out, result=self.result)
-        n = len(self.table)
-        cand = np.zeros(n, dtype=np.int8)
-        adv = np.zeros(n, dtype=np.float32)
-        for a, value in values.items():
-            cand[self.table.compact[a]] = 1
-            adv[self.table.compact[a]] = (value - values[action]) / RESULT_SCALE
-        for key, value in zip(("x", "mask", "candidates", "advantages", "kind", "action"),
-                              (x, mask, cand, adv, kind, self.table.compact[action]), strict=True):
-            self.targets[key].append(value)
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        width, n = self.model.spec()["obs_size"] + (len(self.table) if self.agent.adviser else 0), len(self.table)
-        extra = self.model.critic_extra
-        out = {
-            "x": _stack(self.targets["x"], (width,), np.int8), "mask": _stack(self.targets["mask"], (n,), np.int8),
-            "candidates": _stack(self.targets["candidates"], (n,), np.int8),
-            "advantages": _stack(self.targets["advantages"], (n,), np.float32),
-            "kind": np.asarray(self.targets["kind"], dtype=np.int8),
-            "action": np.asarray(self.targets["action"], dtype=np.int64),
-            "value_x": _stack(self.values["x"], (width,), np.int8),
-            "value_mask": _stack(self.values["mask"], (n,), np.int8),
-            "value_extra": _stack(self.values["extra"], (extra,), np.int8),
-            "returns": np.asarray(self.values["returns"], dtype=np.float32),
-        }
-        out["chunk"] = np.full(len(out["kind"]), self.job.seed, dtype=np.int64)
-        out["value_chunk"] = np.full(len(out["returns"]), self.job.seed, dtype=np.int64)
-        return out
+        if draw.pimc:
+            return pimc_action_values(InfoSet.from_deal(deal, seat), draw.candidates, self.job.worlds, rng,
+                                      self.play_out, self.job.solver_tricks, self.result)
+        return world_action_values(deal, draw.candidates, self.rules.side_of(seat), self.play_out, result=self.result)
 
 
-def game_result(rules: Rules, scores: Sequence[int], win_bonus: float) -> Result:
-    """A finished deal's worth to a side when it started from the side ``scores``: its zero-sum
-    result, plus, if it ends the game (§9, ``game_winners``), ``win_bonus`` points to each winning
-    side made zero-sum like the points (a side's bonus less the mean of the others')."""
-    k = rules.num_sides
-
-    def result(deal: Deal, side: int) -> float:
-        value = deal.zero_sum_result(side)
-        if deal.thrown_in:
-            return value
-        winners = game_winners(rules, [s + c for s, c in zip(scores, deal.score_change or (), strict=True)], deal)
-        if winners:
-            bonus = [win_bonus if s in winners else 0.0 for s in range(k)]
-            value += zero_sum_result(bonus, side)
-        return value
-
-    return result
-
-
-def _stack(rows: list[np.ndarray], shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    return np.stack(rows).astype(dtype, copy=False) if rows else np.zeros((0, *shape), dtype=dtype)
+def generate_scalar_chunk(job: ChunkJob) -> dict[str, np.ndarray]:
+    """The data of one chunk played by the scalar engine (every preset, every setting)."""
+    with _single_torch_thread():
+        chunk = _Chunk(job)
+        for index in range(job.deals):
+            chunk.play_deal(index)
+        return chunk.rows.arrays()
 
 
 def generate_chunk(job: ChunkJob) -> dict[str, np.ndarray]:
-    """The data of one chunk (runs in a worker process; a module-level function for pickling)."""
-    with _single_torch_thread():
-        chunk = _Chunk(job)
-        for _ in range(job.deals):
-            chunk.play_deal()
-        return chunk.arrays()
+    """The data of one chunk (runs in a worker process; a module-level function for pickling): on
+    the batched engine where it plays the job (:func:`.exit_batch.batch_plays`), else on the
+    scalar one. Both make the same rows."""
+    if batch_plays(job):
+        with _single_torch_thread():
+            return generate_batch_chunk(job)
+    return generate_scalar_chunk(job)
 
 
 def chunk_sizes(deals: int, chunk_deals: int) -> list[int]:

@@ -24,6 +24,15 @@ def zero_sum_result(change: Sequence[float], side: int) -> float:
     return float(change[side] - (sum(change) - change[side]) / (k - 1))
 
 
+def win_bonus_share(num_sides: int, winners: Sequence[int], bonus: float, side: int) -> float:
+    """``side``'s share of a game-winning ``bonus`` that each of the ``winners`` (sides) gains, made
+    zero-sum like the points (:func:`zero_sum_result`); 0 while the game goes on (no winners). The
+    search's and expert iteration's optional value of winning the game (§9)."""
+    if not winners:
+        return 0.0
+    return zero_sum_result([bonus if s in winners else 0.0 for s in range(num_sides)], side)
+
+
 def contract_type(contract: int) -> str:
     """``suit``, ``no_trumps`` or ``misere`` (open misère included) for a contract's bid id."""
     if contract in (MISERE, OPEN_MISERE):

@@ -24,7 +24,7 @@ from five_hundred_env.engine import Deal, Phase, contract_winners
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
-from five_hundred_env.scoring import contract_made, zero_sum_result
+from five_hundred_env.scoring import contract_made, win_bonus_share, zero_sum_result
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """A policy on the environment's terms: an observation dict in, a compact action id out."""
@@ -70,8 +70,7 @@ class GameStakes:
         if self.win_bonus and outcome.team:
             after = [s + c for s, c in zip(self.scores, outcome.change, strict=True)]
             winners = contract_winners(rules, after, outcome.team, outcome.made)
-            if winners:
-                value += zero_sum_result([self.win_bonus if s in winners else 0.0 for s in range(rules.num_sides)], side)
+            value += win_bonus_share(rules.num_sides, winners, self.win_bonus, side)
         return value
 
     def result(self, deal: Deal, side: int) -> float:

@@ -31,7 +31,7 @@ from agents.neural import ActorCritic, hidden_cards
 from agents.search.values import world_action_values
 from five_hundred_env.engine import Deal
 from five_hundred_env.sampling import InfoSet, WorldSampler
-from five_hundred_env.scoring import zero_sum_result
+from five_hundred_env.scoring import win_bonus_share, zero_sum_result
 from training.rollouts.exit_rows import (
     ChunkJob,
     DataRows,
@@ -40,7 +40,6 @@ from training.rollouts.exit_rows import (
     decision_rng,
     draw_decision,
     game_result,
-    win_value,
 )
 from training.rollouts.selfplay import draw_starting_scores
 
@@ -245,7 +244,7 @@ class _BatchChunk:
         if self.results[game] is None or outcome[0]:
             return value
         winners = [s for s in range(k) if outcome[1] >> s & 1]
-        return value + win_value(k, winners, self.job.win_bonus, side)
+        return value + win_bonus_share(k, winners, self.job.win_bonus, side)
 
 
 def _no_play_out(deal: Deal) -> None:

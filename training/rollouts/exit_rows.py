@@ -17,11 +17,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
-from agents.search.values import Result, bid_candidates
+from agents.search.values import GameStakes, Result, bid_candidates
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal, game_winners
+from five_hundred_env.engine import Deal
 from five_hundred_env.rules import Rules
-from five_hundred_env.scoring import zero_sum_result
 
 KIND_INDEX = {phase: DECISION_KINDS.index(kind) for phase, kind in KIND_OF_PHASE.items()}
 """``kind`` in the data: the index of the decision's kind in ``DECISION_KINDS``, by the deal's phase."""
@@ -97,26 +96,11 @@ def draw_decision(job: ChunkJob, rng: random.Random, deal: Deal, action: int) ->
                 name == "play" and job.play_targets == "pimc")
 
 
-def win_value(num_sides: int, winners: Sequence[int], win_bonus: float, side: int) -> float:
-    """``side``'s share of the game's ``win_bonus``: each winning side gains it, made zero-sum like
-    the points (a side's bonus less the mean of the others'); 0 while the game goes on."""
-    if not winners:
-        return 0.0
-    return zero_sum_result([win_bonus if s in winners else 0.0 for s in range(num_sides)], side)
-
-
 def game_result(rules: Rules, scores: Sequence[int], win_bonus: float) -> Result:
     """A finished deal's worth to a side when it started from the side ``scores``: its zero-sum
-    result, plus, if it ends the game (§9, ``game_winners``), :func:`win_value`."""
-
-    def result(deal: Deal, side: int) -> float:
-        value = deal.zero_sum_result(side)
-        if deal.thrown_in:
-            return value
-        winners = game_winners(rules, [s + c for s, c in zip(scores, deal.score_change or (), strict=True)], deal)
-        return value + win_value(rules.num_sides, winners, win_bonus, side)
-
-    return result
+    result, plus, if it ends the game (§9), its share of ``win_bonus`` — the search's
+    :class:`~agents.search.values.GameStakes`, one home for both."""
+    return GameStakes(tuple(scores), win_bonus).result
 
 
 def deal_value(deal: Deal, side: int, result: Result | None) -> float:

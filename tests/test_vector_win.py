@@ -100,3 +100,12 @@ def test_bad_win_settings_are_refused_as_by_the_aec_env(kwargs: dict, message: s
         BatchEngine("australian", 2, **kwargs)
     with pytest.raises(ValueError, match=message):
         five_hundred_env.env(**kwargs)
+
+
+def test_end_game_deals_refuses_a_deal_in_progress_and_changes_nothing():
+    # §9 is applied only to a finished deal: a deal still in its auction is refused, its state kept.
+    engine = BatchEngine("australian", 2, seed=3)
+    before = engine.kernel_arrays().state.copy()
+    with pytest.raises(ValueError, match="not over"):
+        engine.end_game_deals(np.array([0, 1]))
+    assert np.array_equal(engine.kernel_arrays().state, before)

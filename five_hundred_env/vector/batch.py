@@ -34,8 +34,11 @@ from five_hundred_env.vector._layout import (
     F_DEAL_RNG,
     F_DEALT,
     F_KITTY,
+    F_PHASE,
     F_SCORES,
     F_START_SCORES,
+    F_THROWN_IN,
+    F_WINNERS,
     LEAD_BIT_HIGH,
     LEAD_BIT_IN_WORD,
     MAX_SEATS,
@@ -45,6 +48,8 @@ from five_hundred_env.vector._layout import (
     obs_offsets,
     rule_options,
 )
+from five_hundred_env.vector._legal import DEAL_OVER
+from five_hundred_env.vector._score import end_of_game_deal
 
 EPISODE_MODES = ("deal", "game")
 REWARD_MODES = ("zero_sum", "score", "win")
@@ -300,13 +305,27 @@ class BatchEngine:
     def refresh(self, games: np.ndarray | None = None) -> None:
         """Rewrite the acting seat, mask and observation of ``games`` (every game if None) from
         their state: after compiled code changed them (:meth:`kernel_arrays`)."""
-        if games is None:
-            games = np.arange(self.num_games)
+        self._refresh(np.arange(self.num_games) if games is None else self._check_games(games))
+
+    def end_game_deals(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score the finished deals of ``games`` into their games (§9, as an ``episode="game"`` engine
+        does at a deal's end) and return, for each of ``games``, whether its deal was thrown in and the
+        sides that won the game as a bit set (0 while it goes on): for playouts of a game's deal on an
+        ``episode="deal"`` engine. A deal that is not over raises ``ValueError`` and changes nothing."""
+        games = self._check_games(games)
+        if (self._state[games, F_PHASE] != DEAL_OVER).any():
+            raise ValueError(f"the deals of games {games[self._state[games, F_PHASE] != DEAL_OVER].tolist()} are not over")
+        for game in games.tolist():
+            self._state[game, F_WINNERS] = 0
+            end_of_game_deal(self._state, game, self._opts)
+        return self._state[games, F_THROWN_IN].astype(bool), self._state[games, F_WINNERS].copy()
+
+    def _check_games(self, games: np.ndarray) -> np.ndarray:
         games = np.asarray(games)
         if (games.ndim != 1 or not np.issubdtype(games.dtype, np.integer)
                 or ((games < 0) | (games >= self.num_games)).any()):
             raise ValueError(f"games must be game indices 0..{self.num_games - 1}, got {games!r}")
-        self._refresh(games)
+        return games
 
     def set_scores(self, game: int, scores: Sequence[int]) -> None:
         """Set game ``game``'s scores (per seat or per side) and the scores its episodes start

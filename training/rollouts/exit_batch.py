@@ -222,18 +222,11 @@ class _BatchChunk:
 
     def finish_heuristic(self, games: np.ndarray, outcome: np.ndarray) -> None:
         """Play these games of ``play`` out with the compiled heuristic (one kernel call), then
-        end them as a game's deal (§9: the engine's ``end_of_game_deal``) for the winners."""
+        end them as a game's deal (§9: ``BatchEngine.end_game_deals``) for the winners."""
         from agents.heuristic.compiled import play_out
-        from five_hundred_env.vector._layout import F_THROWN_IN, F_WINNERS
-        from five_hundred_env.vector._score import end_of_game_deal
 
         outcome[games, 3:] = play_out(self.play, "heuristic", games=games, tables=self.heuristic.tables)[games]
-        state, options = self.play.kernel_arrays().state, self.play.kernel_arrays().options
-        for game in games.tolist():
-            state[game, F_WINNERS] = 0
-            end_of_game_deal(state, game, options)
-        outcome[games, 0] = state[games, F_THROWN_IN]
-        outcome[games, 1] = state[games, F_WINNERS]
+        outcome[games, 0], outcome[games, 1] = self.play.end_game_deals(games)
 
     def value_of(self, trial: Trial, outcome: np.ndarray) -> float:
         """A played-out trial's worth to its side: what the scalar engine's result (the zero-sum

@@ -77,7 +77,7 @@ def test_stakes_add_the_bonus_to_the_sides_the_game_engine_says_win(preset):
     assert 5 <= ended < 40  # some deals end the game, some do not
 
 
-@pytest.mark.parametrize("preset", ["australian", "italian_3p", "french_46"])
+@pytest.mark.parametrize("preset", ["australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed"])
 def test_batched_playouts_value_the_game_as_the_scalar_ones(preset):
     """Every candidate of positions of every phase, with scores near the game's ends shown to the
     playouts: one batch of compiled playouts values each as the scalar playout does, and the stakes

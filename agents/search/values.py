@@ -95,7 +95,6 @@ class HeuristicBatchPlayOut:
     def __call__(self, deals: list[Deal], scores: Sequence[int] | None = None) -> list[Outcome]:
         from agents.heuristic.compiled import play_out
         from five_hundred_env.vector import BatchEngine
-        from five_hundred_env.vector._layout import F_CONTRACTOR, F_MADE, F_THROWN_IN
 
         if self._engine is None or self._engine.num_games < len(deals):
             self._engine = BatchEngine(self.rules, max(len(deals), 16), seed=0, observations=False)
@@ -103,11 +102,10 @@ class HeuristicBatchPlayOut:
             self._engine.load_position(game, deal, scores)
         games = np.arange(len(deals))
         changes = play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
-        # the finished deals' contract, as the engine's state holds it (the compiled presets have no
-        # five-handed partner: the team is the contractor's side)
-        state = self._engine.kernel_arrays().state
-        return [Outcome(change, () if state[g, F_THROWN_IN] else (self.rules.side_of(int(state[g, F_CONTRACTOR])),),
-                        bool(state[g, F_MADE])) for g, change in zip(games.tolist(), changes, strict=True)]
+        thrown_in, team, made = self._engine.contract_outcomes(games)
+        sides = range(self.rules.num_sides)
+        return [Outcome(change, () if thrown_in[g] else tuple(s for s in sides if team[g] >> s & 1), bool(made[g]))
+                for g, change in zip(games.tolist(), changes, strict=True)]
 
 
 def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:

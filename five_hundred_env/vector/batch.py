@@ -34,6 +34,7 @@ from five_hundred_env.vector._layout import (
     F_DEAL_RNG,
     F_DEALT,
     F_KITTY,
+    F_MADE,
     F_PHASE,
     F_SCORES,
     F_START_SCORES,
@@ -49,7 +50,7 @@ from five_hundred_env.vector._layout import (
     rule_options,
 )
 from five_hundred_env.vector._legal import DEAL_OVER
-from five_hundred_env.vector._score import end_of_game_deal
+from five_hundred_env.vector._score import end_of_game_deal, team_sides
 
 EPISODE_MODES = ("deal", "game")
 REWARD_MODES = ("zero_sum", "score", "win")
@@ -312,13 +313,25 @@ class BatchEngine:
         does at a deal's end) and return, for each of ``games``, whether its deal was thrown in and the
         sides that won the game as a bit set (0 while it goes on): for playouts of a game's deal on an
         ``episode="deal"`` engine. A deal that is not over raises ``ValueError`` and changes nothing."""
-        games = self._check_games(games)
-        if (self._state[games, F_PHASE] != DEAL_OVER).any():
-            raise ValueError(f"the deals of games {games[self._state[games, F_PHASE] != DEAL_OVER].tolist()} are not over")
+        games = self._finished_games(games)
         for game in games.tolist():
             self._state[game, F_WINNERS] = 0
             end_of_game_deal(self._state, game, self._opts)
         return self._state[games, F_THROWN_IN].astype(bool), self._state[games, F_WINNERS].copy()
+
+    def contract_outcomes(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the finished deals of ``games``: whether each was thrown in, its contracting team's sides
+        as a bit set (the contractor's, and in a trick contract a five-handed partner's, §10.6) and
+        whether the contract was made. A deal that is not over raises ``ValueError``."""
+        games = self._finished_games(games)
+        team = np.array([team_sides(self._state, game, self._opts) for game in games.tolist()], dtype=np.int64)
+        return self._state[games, F_THROWN_IN].astype(bool), team, self._state[games, F_MADE].astype(bool)
+
+    def _finished_games(self, games: np.ndarray) -> np.ndarray:
+        games = self._check_games(games)
+        if (self._state[games, F_PHASE] != DEAL_OVER).any():
+            raise ValueError(f"the deals of games {games[self._state[games, F_PHASE] != DEAL_OVER].tolist()} are not over")
+        return games
 
     def _check_games(self, games: np.ndarray) -> np.ndarray:
         games = np.asarray(games)

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from importlib.resources import files
 from typing import Any
+from urllib.parse import parse_qsl
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
@@ -92,8 +94,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+        if declared_too_big(scope, self.limit):
             await self.too_big()(scope, receive, send)
             return
         seen = 0
@@ -113,11 +114,30 @@ class BodyLimit:
 
     def too_big(self) -> JSONResponse:
         """The 413 answer (made only when needed: most requests are far under the limit)."""
-        return _error(413, f"the request body is over {self.limit} bytes")
+        return _error(413, too_big_message(self.limit))
 
 
 class _TooBig(Exception):
     pass
+
+
+def declared_too_big(scope: Any, limit: int) -> bool:
+    """Whether a request declares a body over ``limit`` bytes (or a malformed length)."""
+    declared = dict(scope.get("headers", [])).get(b"content-length")
+    return declared is not None and (not declared.isdigit() or int(declared) > limit)
+
+
+def too_big_message(limit: int) -> str:
+    return f"the request body is over {limit} bytes"
+
+
+def malformed_message(errors: Any) -> str:
+    """The one line of a 422 for a body that does not validate (pydantic's ``errors()``)."""
+    problems = []
+    for item in errors:
+        where = ".".join(str(part) for part in item.get("loc", ()) if part != "body")
+        problems.append(f"{where}: {item.get('msg')}" if where else str(item.get("msg")))
+    return "malformed request: " + "; ".join(problems)
 
 
 class Changes:
@@ -154,9 +174,75 @@ class Changes:
                     del self._waiting[session.id]
 
 
-def _query(request: Request, name: str, kind: type[int] | type[float]) -> Any:
+class MoveRoutes:
+    """ASGI, in front of the FastAPI ``app``: the two requests of every move, the view (``GET
+    /api/games/{id}``, a long poll with ``?after=R&wait=S``) and the move (``POST
+    /api/games/{id}/action``), answered here; every other request goes on to ``app``. FastAPI's
+    middleware, routing and request and response objects took as long as these requests' own work
+    (docs/web.md, "Measured"). Their inputs are checked, and refusals answered, as FastAPI would."""
+
+    def __init__(self, app: FastAPI, store: GameStore, changes: Changes) -> None:
+        self.app, self.store, self.changes = app, store, changes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            parts = scope["path"].split("/")  # "", "api", "games", id[, "action"]
+            if 4 <= len(parts) <= 5 and parts[1] == "api" and parts[2] == "games" and parts[3]:
+                if len(parts) == 4 and scope["method"] == "GET":
+                    await self._answer(send, self._view(scope, parts[3]))
+                    return
+                if parts[-1] == "action" and scope["method"] == "POST":
+                    await self._answer(send, self._act(scope, receive, parts[3]))
+                    return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _answer(send: Any, answer: Awaitable[bytes]) -> None:
+        try:
+            status, body = 200, await answer
+        except GameError as e:
+            status, body = e.status, orjson.dumps({"error": e.message})
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _view(self, scope: Any, game_id: str) -> bytes:
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        after, wait = _number(query, "after", int), _number(query, "wait", float) or 0.0
+        session = self.store.get(game_id)
+        seen = session.revision
+        revision, current = session.view_json()
+        deadline = time.monotonic() + min(max(wait, 0.0), MAX_WAIT)
+        # Waits on the event loop (no thread held) until woken by a change; a change the viewer
+        # cannot see (another player's hidden turn) leaves the view's revision as it was, so the wait goes on.
+        while revision == after and not session.closed and (left := deadline - time.monotonic()) > 0:
+            await self.changes.wait(session, seen, left)
+            if session.revision != seen:
+                seen = session.revision
+                revision, current = session.view_json()
+        return current
+
+    # On the event loop too: a move takes well under a millisecond, less than a hop to a thread.
+    async def _act(self, scope: Any, receive: Any, game_id: str) -> bytes:
+        if declared_too_big(scope, MAX_BODY):
+            raise GameError(too_big_message(MAX_BODY), 413)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > MAX_BODY:
+                raise GameError(too_big_message(MAX_BODY), 413)
+        try:
+            move = Move.model_validate_json(body)
+        except ValidationError as e:
+            raise GameError(malformed_message(e.errors()), 422) from None
+        return self.store.play(game_id, move.action).view_json()[1]
+
+
+def _number(query: dict[str, str], name: str, kind: type[int] | type[float]) -> Any:
     """The query parameter ``name`` as a ``kind`` (``None`` when absent); a malformed one is a 422."""
-    text = request.query_params.get(name)
+    text = query.get(name)
     try:
         return None if text is None else kind(text)
     except ValueError:
@@ -178,8 +264,8 @@ def _presets() -> dict[str, Any]:
     return out
 
 
-def create_app(store: GameStore) -> FastAPI:
-    """The web table's app over ``store`` (closed with the app's lifespan)."""
+def create_app(store: GameStore) -> MoveRoutes:
+    """The web table's app over ``store`` (closed with the app's lifespan): an ASGI app."""
     changes = Changes()
 
     @asynccontextmanager
@@ -205,11 +291,7 @@ def create_app(store: GameStore) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, e: RequestValidationError) -> JSONResponse:
-        problems = []
-        for item in e.errors():
-            where = ".".join(str(part) for part in item.get("loc", ()) if part != "body")
-            problems.append(f"{where}: {item.get('msg')}" if where else str(item.get("msg")))
-        return _error(422, "malformed request: " + "; ".join(problems))
+        return _error(422, malformed_message(e.errors()))
 
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
@@ -222,11 +304,11 @@ def create_app(store: GameStore) -> FastAPI:
         return {"presets": _presets(), "agents": store.agent_names(), "pace": store.pace, "max_games": store.max_games,
                 "idle_seconds": store.idle_seconds}
 
-    _add_game_routes(app, store, changes)
-    return app
+    _add_game_routes(app, store)
+    return MoveRoutes(app, store, changes)
 
 
-def _add_game_routes(app: FastAPI, store: GameStore, changes: Changes) -> None:
+def _add_game_routes(app: FastAPI, store: GameStore) -> None:
     """The routes of ``/api/games`` and ``/api/replays``."""
 
     def created(session: GameSession) -> Response:
@@ -240,36 +322,6 @@ def _add_game_routes(app: FastAPI, store: GameStore, changes: Changes) -> None:
     @app.post("/api/replays")
     def new_replay(body: NewReplay) -> Response:
         return created(store.create(mode="replay", record=body.record, pace=body.pace, seat=None))
-
-    # The two requests of every move (the view, the move) are plain Starlette routes: FastAPI's
-    # parameter machinery took 0.03 ms of their 0.06-0.07 ms in the app, some 5% of the server's
-    # CPU per move (docs/web.md, "Measured"). Their inputs are checked here as FastAPI would.
-    async def view(request: Request) -> Response:
-        game_id, after = request.path_params["game_id"], _query(request, "after", int)
-        wait = _query(request, "wait", float) or 0.0
-        session = store.get(game_id)
-        seen = session.revision
-        revision, current = session.view_json()
-        deadline = time.monotonic() + min(max(wait, 0.0), MAX_WAIT)
-        # Waits on the event loop (no thread held) until woken by a change; a change the viewer
-        # cannot see (another player's hidden turn) leaves the view's revision as it was, so the wait goes on.
-        while revision == after and not session.closed and (left := deadline - time.monotonic()) > 0:
-            await changes.wait(session, seen, left)
-            if session.revision != seen:
-                seen = session.revision
-                revision, current = session.view_json()
-        return _json(current)
-
-    # On the event loop too: a move takes well under a millisecond, less than a hop to a thread.
-    async def act(request: Request) -> Response:
-        try:
-            body = Move.model_validate_json(await request.body())
-        except ValidationError as e:
-            raise RequestValidationError(e.errors()) from None
-        return _json(store.play(request.path_params["game_id"], body.action).view_json()[1])
-
-    app.router.add_route("/api/games/{game_id}", view, methods=["GET"])
-    app.router.add_route("/api/games/{game_id}/action", act, methods=["POST"])
 
     @app.post("/api/games/{game_id}/hint")
     async def hint(game_id: str, body: Hint) -> dict[str, str]:

@@ -11,7 +11,6 @@ from the session's secret seed and its actions, so :meth:`GameSession.to_json` k
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
@@ -19,6 +18,8 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import orjson
 
 from agents.base import Agent
 from agents.registry import agent_factory
@@ -130,9 +131,6 @@ class GameSession:
         self._agents: dict[int, Agent] = {}
         self._hint_agents: dict[str, Agent] = {}
         self._view_cache: tuple[int, int, bytes] | None = None
-        self._finished_json: bytes | None = None
-        """The JSON of the deal's finished tricks and of the last deal, the larger part of every view:
-        encoded once each time they change (a trick or a deal ends), not for every view."""
         self.created = self.last_active = time.time()
         self._news(f"deal 1: {self.names[self.game.deal.dealer]} deals")
 
@@ -307,7 +305,6 @@ class GameSession:
             entry = {"cards": [{"seat": s, "card": card_json(c, deal.ctx, rules.two_jokers)} for s, c in cards],
                      "winner": winner, "reason": win_reason(deal, card), "text": trick_result(deal, len(deal.tricks) - 1, names)}
             public.tricks.append(entry)
-            self._finished_json = None
             self._news(entry["text"], ends="trick")
         if deal.exposed and not exposed:
             self._news(f"{names[deal.contractor]} plays open misère: the hand is now face up")
@@ -324,7 +321,6 @@ class GameSession:
         game, public, names = self.game, self.public, self.names
         summary = deal_summary(deal, names, game.scores)
         public.previous = {"text": summary, "last_trick": public.tricks[-1] if public.tricks else None}
-        self._finished_json = None
         public.scores = list(game.scores)
         self._news(summary, ends="deal")
         if game.is_over:
@@ -341,22 +337,18 @@ class GameSession:
     def view(self) -> dict[str, Any]:
         """What the page is sent: the person's view (play mode, from their observation) or the
         spectator's (every hand), with the session's settings (a fresh copy)."""
-        return json.loads(self.view_json()[1])
+        return orjson.loads(self.view_json()[1])
 
     def view_json(self) -> tuple[int, bytes]:
         """The view's ``revision`` and the view as JSON, built once per change of the game."""
         with self.lock:
             if self._view_cache is None or self._view_cache[0] != self.revision:
-                view = self._build_view()
-                del view["tricks"], view["previous"]
-                if self._finished_json is None:
-                    finished = {"tricks": self.public.tricks, "previous": self.public.previous}
-                    self._finished_json = json.dumps(finished).encode()[1:]
-                text = b"%s, %s" % (json.dumps(view).encode()[:-1], self._finished_json)
+                # orjson (C): a tenth of the json module's time for a view, which every request sends.
+                text = orjson.dumps(self._build_view())
                 # The revision is a digest of what the viewer sees: it changes exactly when the view
                 # does (a count of moves would show the turns the viewer may not see).
                 revision = zlib.crc32(text)
-                self._view_cache = (self.revision, revision, b'%s, "revision": %d}' % (text[:-1], revision))
+                self._view_cache = (self.revision, revision, b'%s,"revision":%d}' % (text[:-1], revision))
             return self._view_cache[1:]
 
     def _build_view(self) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import logging
 import re
 import secrets
@@ -22,6 +21,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from agents.registry import AgentUnavailableError, agent_factory, registered_agents
 from five_hundred_env.files import write_atomic
@@ -126,7 +127,7 @@ class Saver:
         with session.lock:  # a snapshot: the game may go on while it is written
             if session.closed:
                 return
-            text = json.dumps(session.to_json()).encode()
+            text = orjson.dumps(session.to_json())
         write_atomic(self.path(session.id), lambda f: f.write(text))
         if session.closed:  # deleted while being written: the file goes too
             self.path(session.id).unlink(missing_ok=True)
@@ -349,7 +350,7 @@ class GameStore:
         assert self.folder is not None
         for path in sorted(self.folder.glob("*.json")):
             try:
-                session = GameSession.from_json(json.loads(path.read_text()))
+                session = GameSession.from_json(orjson.loads(path.read_bytes()))
             except (OSError, ValueError) as e:
                 log.warning("skipping the saved game %s: %s", path, e)
                 continue

@@ -9,6 +9,7 @@ The card order of each trump context (docs/rules.md §6) comes from the engine's
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -51,8 +52,15 @@ class CardTables:
 
 
 def card_tables(rules: Rules) -> list[CardTables]:
-    """The card tables of every trump context of the rules' deck, by context."""
-    return [CardTables(ctx, rules.deck) for ctx in range(NUM_CONTEXTS)]
+    """The card tables of every trump context of the rules' deck, by context: made once per deck
+    and shared by every agent and decoder of it (read them, never change them). Making them took
+    1.7 ms, most of the making of a heuristic agent: the web table makes three for each new game."""
+    return list(_deck_tables(rules.deck))
+
+
+@functools.lru_cache(maxsize=16)
+def _deck_tables(deck: int) -> tuple[CardTables, ...]:
+    return tuple(CardTables(ctx, deck) for ctx in range(NUM_CONTEXTS))
 
 
 class TableView:

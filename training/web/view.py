@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic.view import TableView, ViewDecoder, card_tables
-from five_hundred_env.actions import ActionTable, action_to_str
+from five_hundred_env.actions import ActionTable
 from five_hundred_env.cards import card_suit, card_to_str, is_joker, rank_letter
 from five_hundred_env.engine import EFFECTIVE_SUIT, Deal, Phase
 from five_hundred_env.render import card_groups
@@ -78,6 +78,14 @@ class PublicTable:
     """The deal before, once over: its ``text`` (contract, tricks, scores) and ``last_trick``."""
 
 
+@functools.lru_cache(maxsize=64)  # a replayed record may bring rules of its own
+def action_names(rules: Rules) -> tuple[str, ...]:
+    """Each compact action's spelling (a bid's too: bids have the same compact and universal ids),
+    made once per rule set (spelling an action each time was a fifth of a view's making)."""
+    table = ActionTable(rules)
+    return tuple(table.to_str(a) for a in range(len(table)))
+
+
 class SeatViews:
     """Builds the views of one rule set's table (the decoders are made once)."""
 
@@ -85,6 +93,7 @@ class SeatViews:
         self.rules = rules
         self.decoder = ViewDecoder(rules, card_tables(rules))
         self.table = ActionTable(rules)
+        self._names = action_names(rules)
         offset, (width,) = self.decoder.encoder.layout["to_act"]
         self._to_act = slice(offset, offset + width)
         self._sides = [rules.side_of(s) for s in range(rules.num_players)]
@@ -121,7 +130,7 @@ class SeatViews:
         seats[seat]["hand"] = sorted_cards(v.hand, v.ctx, two)
         contract = None
         if contractor is not None:
-            contract = {"bid": action_to_str(v.contract, rules), "contractor": contractor, "trump": v.trump,
+            contract = {"bid": self._names[v.contract], "contractor": contractor, "trump": v.trump,
                         "nominated": v.joker_suit, "sitting_out": sitting_out,
                         "called": card_json(v.called, v.ctx, two) if v.called >= 0 else None,
                         "partner": called_partner,
@@ -130,7 +139,7 @@ class SeatViews:
         exposed = None
         if v.exposed:
             exposed = {"seat": contractor, "cards": sorted_cards(v.exposed, v.ctx, two)}
-        legal = [] if mask is None or public.over else [self.table.to_str(int(a)) for a in np.flatnonzero(mask)]
+        legal = [] if mask is None or public.over else [self._names[a] for a in np.flatnonzero(mask).tolist()]
         return {
             "seat": seat, "phase": "game_over" if public.over else phase, "to_act": to_act,
             "deal_number": public.deal_number, "seats": seats, "contract": contract,
@@ -172,4 +181,4 @@ class SeatViews:
         return view
 
 
-__all__ = ["PHASES", "PublicTable", "SeatViews", "card_json", "sorted_cards"]
+__all__ = ["PHASES", "PublicTable", "SeatViews", "action_names", "card_json", "sorted_cards"]

@@ -45,11 +45,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, folder: str, games: int, workers: int, cpus: set[int] | None = None) -> subprocess.Popen:
+def start_server(port: int, folder: str, games: int, workers: int, agent_processes: int,
+                 cpus: set[int] | None = None) -> subprocess.Popen:
     """The server, on ``port``, kept on the CPUs ``cpus`` (all when ``None``); returns once it answers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "training.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--games-dir", folder, "--pace", "0", "--max-games", str(games + 10), "--workers", str(workers)]
+               "--games-dir", folder, "--pace", "0", "--max-games", str(games + 10), "--workers", str(workers),
+               "--agent-processes", str(agent_processes)]
     keep = None if cpus is None else lambda: os.sched_setaffinity(0, cpus)  # before the server starts a thread
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=keep)
     deadline = time.monotonic() + 120
@@ -70,6 +72,14 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return float("nan")
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (the server's agent processes; Linux; none elsewhere)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def choose(view: dict) -> str:
@@ -172,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="australian")
     parser.add_argument("--agents", default="heuristic", help="the agents' spec (default heuristic)")
     parser.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
+    parser.add_argument("--agent-processes", type=int, default=1,
+                        help="the processes the server's agents think in (default 1, as serve's; 0: on its threads)")
     parser.add_argument("--think", type=float, default=0.0,
                         help="seconds each client waits before its move, as a person would (default 0: no wait)")
     parser.add_argument("--server-cpus", metavar="LIST", help="keep the server on these CPUs: 0, or 0,1 (Linux; default: all)")
@@ -183,13 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         cpus = None if args.server_cpus is None else {int(c) for c in args.server_cpus.split(",")}
-        server = start_server(port, folder, args.games, args.workers, cpus)
+        server = start_server(port, folder, args.games, args.workers, args.agent_processes, cpus)
         try:
             clients = [Client(port, args.preset, args.agents, players, args.think) for _ in range(args.games)]
+            agent_pids = children(server.pid)
             began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
+            agents_cpu = sum(cpu_seconds(pid) for pid in agent_pids)
             asyncio.run(play_all(clients))
             wall = time.perf_counter() - began
             server_cpu, own_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - own_cpu
+            agents_cpu = sum(cpu_seconds(pid) for pid in agent_pids) - agents_cpu
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -199,10 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
         "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
-        "agents": args.agents, "think_s": args.think, "cpus": os.cpu_count(), "server_cpus": args.server_cpus,
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "agents": args.agents, "workers": args.workers, "think_s": args.think, "cpus": os.cpu_count(),
+        "server_cpus": args.server_cpus, "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_cpu_s": round(server_cpu, 2), "clients_cpu_s": round(own_cpu, 2),
         "server_cpu_ms_per_move": round(1000 * server_cpu / max(1, len(latencies)), 2),
+        "agent_processes": len(agent_pids), "agent_processes_cpu_s": round(agents_cpu, 2),
+        "agent_processes_cpu_ms_per_move": round(1000 * agents_cpu / max(1, len(latencies)), 2),
         "requests_per_move": round(sum(c.http.requests for c in clients) / max(1, len(latencies)), 2),
     }
     for error in errors[:5]:
@@ -211,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
           f"in {result['wall_s']} s: {result['moves_per_s']} moves/s; latency of a human move p50 {result['p50_ms']} ms, "
           f"p99 {result['p99_ms']} ms; {result['errors']} errors ({result['cpus']} CPUs, load average {result['load_average']}; "
           f"CPU time: the server {result['server_cpu_s']} s ({result['server_cpu_ms_per_move']} ms a human move), "
-          f"the clients {result['clients_cpu_s']} s; {result['requests_per_move']} requests a human move)")
+          f"the agents' {result['agent_processes']} processes {result['agent_processes_cpu_s']} s "
+          f"({result['agent_processes_cpu_ms_per_move']} ms a human move), the clients {result['clients_cpu_s']} s; "
+          f"{result['requests_per_move']} requests a human move)")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.json}")

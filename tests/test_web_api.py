@@ -658,6 +658,24 @@ def test_the_pace_waits_longer_after_a_trick_and_not_after_a_hidden_turn():
     assert delays["NO_NOMINATION"] == 0.0 and delays["trick"] == 2.0 and delays["PASS"] == 1.0
 
 
+@pytest.mark.parametrize(("pace", "mode", "passing"), [(0.0, "play", True), (0.8, "play", False), (0.0, "watch", False)])
+def test_a_view_is_passing_while_an_agent_move_is_due_at_once_in_play(pace, mode, passing):
+    """A long poll does not answer with a view the agents' next move, due at once, replaces (pace
+    0 in play: the moves that come together are sent together); with a pace, or when watching,
+    every move is its own view."""
+    rules = make_rules("australian")
+    seat = 0 if mode == "play" else None
+    agents = [None if s == seat else "heuristic" for s in range(4)]
+    session = GameSession("passing-" + "z" * 16, rules, mode=mode, seat=seat, agents=agents, seed=2, pace=pace)
+    session.paused = False  # a watched game playing on
+    while not session.agent_to_move():  # the person's moves, to an agent's turn
+        session.play(choose(session.view()))
+    assert session.moving_on() is passing
+    if mode == "play":
+        run_agents(session)  # to the person's turn: no agent's move is due
+        assert not session.moving_on()
+
+
 # -- 5. the command ---------------------------------------------------------------------------------------
 def serve(tmp_path, port: int) -> subprocess.Popen:
     """``five-hundred serve`` in a process of its own, its games in ``tmp_path``; returns once it answers."""

@@ -210,17 +210,19 @@ class MoveRoutes:
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         after, wait = _number(query, "after", int), _number(query, "wait", float) or 0.0
         session = self.store.get(game_id)
-        seen = session.revision
-        revision, current = session.view_json()
         deadline = time.monotonic() + min(max(wait, 0.0), MAX_WAIT)
         # Waits on the event loop (no thread held) until woken by a change; a change the viewer
-        # cannot see (another player's hidden turn) leaves the view's revision as it was, so the wait goes on.
-        while revision == after and not session.closed and (left := deadline - time.monotonic()) > 0:
+        # cannot see (another player's hidden turn) leaves the view's revision as it was, so the wait
+        # goes on, and so does a view that the agents' next move, due at once, is about to replace:
+        # the agents' moves that come together are sent together (one view, not one per move).
+        while not session.closed:
+            seen = session.revision
+            if not session.moving_on() and session.view_json()[0] != after:
+                break
+            if (left := deadline - time.monotonic()) <= 0:
+                break
             await self.changes.wait(session, seen, left)
-            if session.revision != seen:
-                seen = session.revision
-                revision, current = session.view_json()
-        return current
+        return session.view_json()[1]
 
     # On the event loop too: a move takes well under a millisecond, less than a hop to a thread.
     async def _act(self, scope: Any, receive: Any, game_id: str) -> bytes:

@@ -23,7 +23,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a game nobody has looked at for this long is deleted (default 60)")
     parser.add_argument("--pace", type=float, default=0.8,
                         help="seconds between the agents' moves, so that a person can follow (default 0.8; 0 to 5)")
-    parser.add_argument("--workers", type=int, default=4, help="threads the agents think on (default 4)")
+    parser.add_argument("--workers", type=int, default=4, help="threads the agents' moves are played on (default 4)")
+    parser.add_argument("--agent-processes", type=int, default=1, metavar="N",
+                        help="processes the agents think in, beside the server's, so that their thinking does not "
+                             "hold up its answers (default 1; 0: they think on the server's threads)")
     parser.add_argument("--agent-file", action="append", default=[], metavar="PATH",
                         help="a trained checkpoint the page may choose as an agent (repeatable); no other file is loaded")
 
@@ -41,7 +44,7 @@ def serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be 1 to 65535, got {args.port}")
     store = GameStore(args.games_dir, max_games=args.max_games, idle_seconds=args.idle_minutes * 60, pace=args.pace,
-                      workers=args.workers, agent_files=args.agent_file)
+                      workers=args.workers, agent_processes=args.agent_processes, agent_files=args.agent_file)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Five Hundred at http://{host}:{args.port}/  ({len(store.games)} games resumed from {store.folder}; Ctrl-C stops)",

@@ -30,6 +30,7 @@ from five_hundred_env.records import record_of, replay_start
 from five_hundred_env.render import explain_illegal, trick_result, win_reason
 from five_hundred_env.rules import Rules
 from training.table.terminal import announcement, deal_summary
+from training.web.thinkers import AgentBuild
 from training.web.view import PublicTable, SeatViews, card_json
 
 MODES = ("play", "watch", "replay")
@@ -125,6 +126,10 @@ class GameSession:
         self.error: str | None = None
         self.pending = False
         """Whether an agent's move is scheduled or being thought (at most one at a time)."""
+        self.agents_elsewhere: Callable[[str, int, AgentBuild, dict[str, Any]], int] | None = None
+        """Where the agents think when not on this process's threads (the server's agent processes,
+        :meth:`~training.web.thinkers.AgentProcesses.act`): given the game's id, the seat, how its
+        agent is made and its observation, the compact action."""
         self.closed = False
         self.lock = threading.RLock()
         self._hint_lock = threading.Lock()
@@ -150,6 +155,12 @@ class GameSession:
         if self.mode == "replay" and len(self.actions) >= len(self.script):
             return False
         return not self.paused or self.steps > 0
+
+    def moving_on(self) -> bool:
+        """Whether, in play mode, an agent's move is due at once (no pause before it: pace 0, or
+        after a move the person did not see): the view now is a passing one, soon replaced."""
+        with self.lock:
+            return self.mode == "play" and self.agent_to_move() and self.delay() == 0
 
     def delay(self) -> float:
         """Seconds to wait before the next agent move, so that a person can follow: one pace, more
@@ -221,9 +232,12 @@ class GameSession:
                 return self.revision, lambda: action
             seat = self.game.to_act
             observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
+            elsewhere = self.agents_elsewhere
 
             def think() -> int:
-                return self.table.universal[int(self._agent(seat).act(observation))]
+                if elsewhere is None:
+                    return self.table.universal[int(self._agent(seat).act(observation))]
+                return self.table.universal[elsewhere(self.id, seat, self._agent_build(seat), observation)]
 
             return self.revision, think
 
@@ -245,12 +259,17 @@ class GameSession:
             self.error = message
             self._changed()
 
+    def _agent_build(self, seat: int) -> AgentBuild:
+        """How the agent of ``seat`` is made: its spec, the rules, its seed (from the game's)."""
+        spec = self.specs[seat]
+        assert spec is not None
+        return spec, self.rules, (self.seed + seat) % 2**32
+
     def _agent(self, seat: int) -> Agent:
         agent = self._agents.get(seat)
         if agent is None:
-            spec = self.specs[seat]
-            assert spec is not None
-            agent = self._agents[seat] = agent_factory(spec)(self.rules, (self.seed + seat) % 2**32)
+            spec, rules, seed = self._agent_build(seat)
+            agent = self._agents[seat] = agent_factory(spec)(rules, seed)
         return agent
 
     def hint(self, spec: str) -> dict[str, str]:

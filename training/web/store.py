@@ -4,8 +4,9 @@ their agents' moves played by worker threads at a person's pace (:class:`Schedul
 Each game is a file ``<folder>/<id>.json`` (:meth:`GameSession.to_json`), rewritten whole or not
 at all (:func:`five_hundred_env.files.write_atomic`) after every move by a writer thread
 (:class:`Saver`, so that no answer waits for the disk); stopping the server writes what is
-pending, so a restart finds every game where it was. The agents think on the scheduler's worker
-threads, never on a request's: a slow search agent holds up its own game only.
+pending, so a restart finds every game where it was. The agents' moves are played by the
+scheduler's worker threads, never on a request's: a slow search agent holds up its own game only;
+they think on those threads, or in agent processes (:mod:`training.web.thinkers`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from five_hundred_env.files import write_atomic
 from five_hundred_env.records import replay
 from five_hundred_env.rules import Rules, make_rules
 from training.web.session import GameError, GameSession
+from training.web.thinkers import AgentProcesses
 
 log = logging.getLogger(__name__)
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -150,11 +152,13 @@ class GameStore:
     """The games of one server. ``folder``: where games are kept (``None``: in memory only);
     ``max_games``: how many may exist at once; ``idle_seconds``: a game nobody has looked at for
     that long is deleted; ``pace``: the default seconds between agents' moves; ``workers``: the
-    threads the agents think on; ``agent_files``: checkpoint paths the page may name as agents
-    (no other file is ever loaded on a page's request)."""
+    threads the agents think on; ``agent_processes``: how many processes they think in (0: on the
+    worker threads themselves; see :mod:`training.web.thinkers`); ``agent_files``: checkpoint paths
+    the page may name as agents (no other file is ever loaded on a page's request)."""
 
     def __init__(self, folder: str | Path | None = None, *, max_games: int = 100, idle_seconds: float = 3600.0,
-                 pace: float = 0.8, workers: int = 4, agent_files: Sequence[str] = ()) -> None:
+                 pace: float = 0.8, workers: int = 4, agent_processes: int = 0,
+                 agent_files: Sequence[str] = ()) -> None:
         if max_games < 1:
             raise ValueError(f"the number of games must be at least 1, got {max_games}")
         if idle_seconds <= 0:
@@ -163,6 +167,8 @@ class GameStore:
             raise ValueError(f"the pace must be 0 to {MAX_PACE} seconds, got {pace}")
         if workers < 1:
             raise ValueError(f"the agents need at least 1 worker thread, got {workers}")
+        if agent_processes < 0:
+            raise ValueError(f"the number of agent processes must be 0 or more, got {agent_processes}")
         self.folder = None if folder is None else Path(folder).expanduser()
         self.max_games, self.idle_seconds, self.pace = max_games, idle_seconds, pace
         self.agent_files = []
@@ -175,6 +181,7 @@ class GameStore:
         """Called with a game's id after each change of it (the app wakes the requests waiting on it)."""
         self._lock = threading.Lock()
         self.scheduler = Scheduler(workers)
+        self.processes = AgentProcesses(agent_processes, workers) if agent_processes else None
         self.saver: Saver | None = None
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -257,6 +264,8 @@ class GameStore:
 
     def _add(self, session: GameSession) -> None:
         session.on_change = self._changed
+        if self.processes is not None:
+            session.agents_elsewhere = self.processes.act
         self.games[session.id] = session
 
     def _changed(self, game_id: str) -> None:
@@ -278,6 +287,9 @@ class GameStore:
             self.games.pop(game_id, None)
         with session.lock:
             session.closed = True
+            thinking = session.pending  # then the move's job forgets the agents when it ends
+        if not thinking:
+            self._forget(session)
         self._remove_file(game_id)
         self._changed(game_id)  # wakes the requests waiting on it
 
@@ -330,7 +342,15 @@ class GameStore:
         finally:
             with session.lock:
                 session.pending = False
+                closed = session.closed
+        if closed:
+            self._forget(session)
         self._kick(session)
+
+    def _forget(self, session: GameSession) -> None:
+        """Drop the agents of an ended game from the agent processes."""
+        if self.processes is not None and any(spec is not None for spec in session.specs):
+            self.processes.forget(session.id)
 
     # -- on disk, and expiry ---------------------------------------------------------------------
     def _save(self, session: GameSession) -> None:
@@ -378,6 +398,8 @@ class GameStore:
     def close(self) -> None:
         """Stop the agents, then write every game still pending: a restart finds them all where they were."""
         self.scheduler.stop()
+        if self.processes is not None:
+            self.processes.close()
         if self.saver is not None:
             self.saver.stop()
 

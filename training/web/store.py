@@ -180,6 +180,10 @@ class GameStore:
         self.watchers: list[Callable[[str], None]] = []
         """Called with a game's id after each change of it (the app wakes the requests waiting on it)."""
         self._lock = threading.Lock()
+        self._moving: set[str] = set()
+        """The games whose agents are playing their moves due at once (:meth:`_move`)."""
+        self._untold: set[str] = set()
+        """Those of them changed meanwhile: the watchers are told when the moves are played."""
         self.scheduler = Scheduler(workers)
         self.processes = AgentProcesses(agent_processes, workers) if agent_processes else None
         self.saver: Saver | None = None
@@ -269,6 +273,9 @@ class GameStore:
         self.games[session.id] = session
 
     def _changed(self, game_id: str) -> None:
+        if game_id in self._moving:  # (under the game's lock) told once its agents' moves due at once are played
+            self._untold.add(game_id)
+            return
         for watcher in self.watchers:
             watcher(game_id)
 
@@ -322,7 +329,11 @@ class GameStore:
     def _move(self, session: GameSession) -> None:
         """Agent moves (on a worker thread), each thought without the game's lock, then applied. The
         moves due at once after it (pace 0, a move the person did not see) follow in the same job, up
-        to a round of the table: no hop through the scheduler and another thread for each."""
+        to a round of the table: no hop through the scheduler and another thread for each. Those moves
+        are written, and the requests waiting on the game woken, once, after the last of them (a long
+        poll would not answer in between: :meth:`GameSession.moving_on`)."""
+        with session.lock:
+            self._moving.add(session.id)
         try:
             for _ in range(session.rules.num_players):
                 prepared = session.prepare_move()
@@ -331,18 +342,22 @@ class GameStore:
                 revision, think = prepared
                 if not session.finish_move(revision, think()):
                     break
-                self._save(session)
                 with session.lock:
                     if session.delay() > 0 or self.scheduler.stopped:
                         break
         except Exception as e:  # an agent that fails stops its game with the reason shown, not the server
             log.exception("agent move failed in game %s", session.id)
             session.fail(f"an agent failed: {e}")
-            self._save(session)
         finally:
             with session.lock:
                 session.pending = False
                 closed = session.closed
+                self._moving.discard(session.id)
+                untold = session.id in self._untold
+                self._untold.discard(session.id)
+        self._save(session)
+        if untold:
+            self._changed(session.id)
         if closed:
             self._forget(session)
         self._kick(session)

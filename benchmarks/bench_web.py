@@ -1,8 +1,9 @@
 """Load benchmark of the web table (``five-hundred serve``): N games played at once through the HTTP API.
 
 It starts its own server (a separate process, ``python -m training.cli serve``) on a free port of
-127.0.0.1, with the agents' pace at 0 and its games in a temporary folder (written to disk after
-every move, as in use); then N scripted clients start a game to 500 against agents each and play
+127.0.0.1, with the agents' pace at 0, its games in a temporary folder (written to disk after
+every move, as in use) and its agents thinking in one process of their own (``--agent-processes``,
+as ``serve`` does; 0: on the server's threads); then N scripted clients start a game to 500 against agents each and play
 it to the end (they bid whenever they may, so contracts are played and games end, and play their
 first legal card), waiting for their turn by long polling. The clients share one asyncio loop in
 this process, each with its own keep-alive HTTP/1.1 connection (a minimal client: httpx on a
@@ -12,8 +13,8 @@ The latency of a human move is the time from just before the client sends its ``
 /api/games/{id}/action`` until it has read the whole answer (the new view; parsing it is not
 counted): the server applies the move and builds the view within the request, the agents think
 afterwards, off the request path, so their thinking is not in it. It prints the human moves per
-second, the p50/p99 latency, the server's CPU time per human move and the requests per human
-move, and stops the server. ``--think S`` makes each client wait S seconds before each of its
+second, the p50/p99 latency, the server's CPU time per human move (and its agent processes'),
+and the requests per human move, and stops the server. ``--think S`` makes each client wait S seconds before each of its
 moves, as a person would (by default they do not wait: a stress test, every client's next request
 sent the moment it may). ``--server-cpus 0`` keeps the server on CPU 0 (Linux).
 

@@ -681,7 +681,8 @@ def serve(tmp_path, port: int) -> subprocess.Popen:
     """``five-hundred serve`` in a process of its own, its games in ``tmp_path``; returns once it answers."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     process = subprocess.Popen([sys.executable, "-m", "training.cli", "serve", "--port", str(port), "--games-dir",
-                                str(tmp_path), "--pace", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                str(tmp_path), "--pace", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)  # a process group of its own, as in a terminal
     assert f"http://127.0.0.1:{port}/" in process.stdout.readline()
     for _ in range(600):
         try:
@@ -707,13 +708,13 @@ def test_serve_prints_its_address_and_a_restart_after_ctrl_c_resumes_the_games(t
         while not view["legal"]:  # the agents' moves after it, to the person's next turn
             view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
     finally:
-        process.send_signal(signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal: the server and its agent process
         assert process.wait(timeout=30) == 0
     process = serve(tmp_path, port)
     try:
         assert httpx.get(f"{base}/api/games/{view['id']}").json() == view
     finally:
-        process.send_signal(signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=30)
 
 

@@ -67,7 +67,7 @@ class _AgentProcess:
         ends = [context.Pipe() for _ in range(pipes)]
         self.process = context.Process(target=_serve, args=([child for _, child in ends],),
                                        name=f"five-hundred-agents-{number}", daemon=True)
-        self.process.start()
+        _start_deaf_to_ctrl_c(self.process)
         self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
         for ours, child in ends:
             child.close()
@@ -111,15 +111,28 @@ class _AgentProcess:
             self.process.join()
 
 
+def _start_deaf_to_ctrl_c(process: Any) -> None:
+    """Start ``process`` ignoring Ctrl-C from its first instruction (a new process keeps an
+    ignored signal ignored): Ctrl-C reaches the whole process group, and the server, which stops
+    the games first and then closes the pipes, ends this process itself. Killed by Ctrl-C, even
+    while it imports, it would fail the moves being thought, and so stop their games with an error."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread sets handlers
+        process.start()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        process.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _serve(connections: list[Connection]) -> None:
     """An agent process: a thread per pipe answers ``(forgotten games, (game id, seat), build (the
     first time), observation as bytes)`` with ``(action, None)``, or ``(None, error)`` when the agent raised, until the
     server closes the pipe."""
     from agents.registry import agent_factory  # here, not in the server's import of this module
 
-    # Ctrl-C reaches the whole process group: the server stops the games first, then closes the
-    # pipes, which ends this process (a move cut short here would stop its game with an error).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # see _start_deaf_to_ctrl_c
 
     agents: dict[tuple[str, int], Any] = {}
     lock = threading.Lock()

@@ -483,6 +483,8 @@ def test_bad_moves_are_refused_and_change_nothing(client):
     refused(client.post(f"/api/games/{game_id}/action", json={}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS", "also": 1}), 422, "also")
     refused(client.post(f"/api/games/{game_id}/action", content=b"{not json"), 422, "malformed request: Invalid JSON")
+    big = json.dumps({"action": "x" * (MAX_BODY + 1)}).encode()
+    refused(client.post(f"/api/games/{game_id}/action", content=big), 413, "over")
     refused(client.get(f"/api/games/{game_id}", params={"after": "soon"}), 422, "after: 'soon' is not an integer")
     refused(client.get(f"/api/games/{game_id}", params={"wait": "long"}), 422, "wait: 'long' is not a number")
     refused(client.post(f"/api/games/{game_id}/control", json={"command": "play"}), 409, "this table has a player")

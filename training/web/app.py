@@ -191,7 +191,7 @@ class MoveRoutes:
                 if len(parts) == 4 and scope["method"] == "GET":
                     await self._answer(send, self._view(scope, parts[3]))
                     return
-                if parts[-1] == "action" and scope["method"] == "POST":
+                if len(parts) == 5 and parts[4] == "action" and scope["method"] == "POST":
                     await self._answer(send, self._act(scope, receive, parts[3]))
                     return
         await self.app(scope, receive, send)

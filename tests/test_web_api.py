@@ -36,6 +36,7 @@ from five_hundred_env.engine import Deal, deal_to_cards
 from five_hundred_env.records import record_of, replay
 from five_hundred_env.rules import make_rules
 from training.web.app import MAX_BODY, create_app
+from training.web.saver import read_game
 from training.web.session import GameSession
 from training.web.store import GameStore
 
@@ -625,6 +626,23 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
             if view["legal"]:
                 view = client.post(f"/api/games/{view['id']}/action", json={"action": bid_high(view)}).json()
         assert replay(client.get(f"/api/games/{view['id']}/record").json()).is_over
+
+
+def test_a_game_file_is_a_journal_and_a_line_cut_short_is_ignored(tmp_path):
+    store = GameStore(tmp_path, pace=0.0)
+    with TestClient(create_app(store)) as client:
+        view = wait_turn(client, new_game(client))
+        for _ in range(4):
+            view = wait_turn(client, client.post(f"/api/games/{view['id']}/action", json={"action": choose(view)}).json())
+        store.flush()
+        session = store.games[view["id"]]
+        path = tmp_path / f"{view['id']}.json"
+        lines = path.read_bytes().splitlines()
+        assert len(lines) > 1 and json.loads(lines[0])["actions"] != session.actions  # the game, then its changes
+        assert read_game(path.read_bytes())["actions"] == session.actions
+        with path.open("ab") as f:  # a crash in the middle of a write
+            f.write(b'{"actions": [3, 4')
+        assert read_game(path.read_bytes())["actions"] == session.actions
 
 
 def test_a_damaged_game_file_is_skipped(tmp_path):

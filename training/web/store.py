@@ -1,10 +1,9 @@
 """The server's games (:class:`GameStore`): a bounded number, kept on disk, expired when idle,
 their agents' moves played by worker threads at a person's pace (:class:`Scheduler`).
 
-Each game is a file ``<folder>/<id>.json`` (:meth:`GameSession.to_json`), rewritten whole or not
-at all (:func:`five_hundred_env.files.write_atomic`) after every move by a writer thread
-(:class:`Saver`, so that no answer waits for the disk); stopping the server writes what is
-pending, so a restart finds every game where it was. The agents' moves are played by the
+Each game is a journal ``<folder>/<id>.json`` (:mod:`training.web.saver`), written after its moves
+by a writer thread (:class:`~training.web.saver.Saver`, so that no answer waits for the disk);
+stopping the server writes what is pending, so a restart finds every game where it was. The agents' moves are played by the
 scheduler's worker threads, never on a request's: a slow search agent holds up its own game only;
 they think on those threads, or in agent processes (:mod:`training.web.thinkers`).
 """
@@ -23,12 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agents.registry import AgentUnavailableError, agent_factory, registered_agents
-from five_hundred_env.files import write_atomic
 from five_hundred_env.records import replay
 from five_hundred_env.rules import Rules, make_rules
+from training.web.saver import Saver, read_game
 from training.web.session import GameError, GameSession
 from training.web.thinkers import AgentProcesses
 
@@ -82,70 +79,6 @@ class Scheduler:
             self._wake.notify()
         self._thread.join()
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-class Saver:
-    """Writes games to ``folder`` on its own thread, each file whole or not at all and always the
-    game's latest state, so that a move's answer never waits for the disk (a game is on disk
-    milliseconds after its move). :meth:`flush` waits until everything pending is written."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._pending: dict[str, GameSession] = {}
-        self._writing = False
-        self._wake = threading.Condition()
-        self._stopped = False
-        self._thread = threading.Thread(target=self._run, name="five-hundred-saver", daemon=True)
-        self._thread.start()
-
-    def path(self, game_id: str) -> Path:
-        return self.folder / f"{game_id}.json"
-
-    def save(self, session: GameSession) -> None:
-        """Write ``session`` soon (once, however often it is asked before the write)."""
-        with self._wake:
-            self._pending[session.id] = session
-            self._wake.notify_all()
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while not self._pending and not self._stopped:
-                    self._wake.wait()
-                if not self._pending:
-                    return
-                _game_id, session = self._pending.popitem()
-                self._writing = True
-            try:
-                self._write(session)
-            except OSError as e:
-                log.error("could not save game %s: %s", session.id, e)
-            finally:
-                with self._wake:
-                    self._writing = False
-                    self._wake.notify_all()
-
-    def _write(self, session: GameSession) -> None:
-        with session.lock:  # a snapshot: the game may go on while it is written
-            if session.closed:
-                return
-            text = orjson.dumps(session.to_json())
-        write_atomic(self.path(session.id), lambda f: f.write(text))
-        if session.closed:  # deleted while being written: the file goes too
-            self.path(session.id).unlink(missing_ok=True)
-
-    def flush(self) -> None:
-        """Wait until every pending write is done."""
-        with self._wake:
-            while self._pending or self._writing:
-                self._wake.wait()
-
-    def stop(self) -> None:
-        """Write what is pending, then stop the thread."""
-        with self._wake:
-            self._stopped = True
-            self._wake.notify_all()
-        self._thread.join()
 
 
 class GameStore:
@@ -298,6 +231,7 @@ class GameStore:
         if not thinking:
             self._forget(session)
         self._remove_file(game_id)
+        self._save(session)  # the writer closes its journal (and removes the file again, were it being written)
         self._changed(game_id)  # wakes the requests waiting on it
 
     # -- moves -----------------------------------------------------------------------------------
@@ -385,7 +319,7 @@ class GameStore:
         assert self.folder is not None
         for path in sorted(self.folder.glob("*.json")):
             try:
-                session = GameSession.from_json(orjson.loads(path.read_bytes()))
+                session = GameSession.from_json(read_game(path.read_bytes()))
             except (OSError, ValueError) as e:
                 log.warning("skipping the saved game %s: %s", path, e)
                 continue

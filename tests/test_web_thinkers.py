@@ -1,7 +1,8 @@
 """The web table's agent processes (training.web.thinkers): the agents of ``five-hundred serve``
-think there, off the server's interpreter lock. They must play the very moves they play on the
-server's threads, a failing agent must stop its own game only, and a process that dies must fail
-the moves waiting on it rather than hang them."""
+think there, on a copy of each game, off the server's interpreter lock. They must play the very
+moves they play on the server's threads, a copy gone astray must be made anew, a failing agent
+must stop its own game only, and a process that dies must fail the moves waiting on it rather
+than hang them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from five_hundred_env.rules import make_rules
 from training.web.app import create_app
 from training.web.session import GameSession
 from training.web.store import GameStore
-from training.web.thinkers import AgentFailed, AgentProcesses
+from training.web.thinkers import AgentFailed, AgentProcesses, GameSetup
 
 
 @pytest.fixture(scope="module")
@@ -22,48 +23,59 @@ def processes():
     agents.close()
 
 
-def play_deal(session: GameSession) -> list[int]:
-    """The agents' moves in this thread, and a person who bids when they may and plays their first legal card."""
+def play_deal(session: GameSession, astray: bool = False) -> list[int]:
+    """The agents' moves in this thread, and a person who bids when they may and plays their first
+    legal card; ``astray``: once, the copy elsewhere is taken for one at another move."""
     while not session.finished:
         while (prepared := session.prepare_move()) is not None:
             revision, think = prepared
             assert session.finish_move(revision, think())
         if not session.finished:
+            if astray and (session._told or 0) > 1:
+                session._told, astray = 1, False
             legal = session.view()["legal"]
             bids = [a for a in legal if a != "PASS"]
             session.play(bids[0] if bids else legal[0])
     return session.actions
 
 
+def two_sessions(preset: str, processes: AgentProcesses, name: str) -> tuple[GameSession, GameSession]:
+    agents = [None] + ["heuristic"] * (make_rules(preset).num_players - 1)
+    here = GameSession(f"{name}-here-" + "x" * 20, make_rules(preset), agents=agents, seed=11, length="deal")
+    there = GameSession(f"{name}-there-" + "x" * 20, make_rules(preset), agents=agents, seed=11, length="deal")
+    there.agents_elsewhere = processes.play
+    return here, there
+
+
 @pytest.mark.parametrize("preset", ["australian", "five_handed"])
 def test_agents_in_a_process_play_the_moves_they_play_on_threads(processes, preset):
-    agents = [None] + ["heuristic"] * (make_rules(preset).num_players - 1)
-    here = GameSession("here-" + "x" * 20, make_rules(preset), agents=agents, seed=11, length="deal")
-    there = GameSession("there-" + "x" * 20, make_rules(preset), agents=agents, seed=11, length="deal")
-    there.agents_elsewhere = processes.act
+    here, there = two_sessions(preset, processes, "same")
     assert play_deal(there) == play_deal(here)
     processes.forget(there.id)
 
 
+def test_a_copy_gone_astray_is_made_anew(processes):
+    here, there = two_sessions("australian", processes, "astray")
+    assert play_deal(there, astray=True) == play_deal(here)
+
+
 def test_an_agent_that_fails_in_its_process_is_an_error_and_the_process_goes_on(processes):
     rules = make_rules("australian")
-    session = GameSession("fails-" + "x" * 20, rules, agents=[None] + ["heuristic"] * 3, seed=3)
-    observation = session.encoder.encode_turn(session.game.deal, session.table, session.game.scores)
+    broken = GameSetup(rules, 3, None, None, ("no-such-agent",) * 4)
     with pytest.raises(AgentFailed, match="no-such-agent"):
-        processes.act(session.id, 1, ("no-such-agent", rules, 0), observation)
-    assert processes.act(session.id + "2", 1, ("heuristic", rules, 0), observation) >= 0
+        processes.play("fails-" + "x" * 20, broken, 0, [], 4)
+    working = GameSetup(rules, 3, None, None, ("heuristic",) * 4)
+    assert len(processes.play("works-" + "x" * 20, working, 0, [], 4)) == 4
 
 
 def test_a_process_that_dies_fails_the_moves_sent_to_it():
     agents = AgentProcesses(1, 1)
-    rules = make_rules("australian")
-    session = GameSession("dies-" + "x" * 20, rules, agents=[None] + ["heuristic"] * 3, seed=3)
-    observation = session.encoder.encode_turn(session.game.deal, session.table, session.game.scores)
+    setup = GameSetup(make_rules("australian"), 3, None, None, (None, "heuristic", "heuristic", "heuristic"))
     try:
         agents._processes[0].process.kill()
         agents._processes[0].process.join()
         with pytest.raises(AgentFailed, match="stopped"):
-            agents.act(session.id, 1, ("heuristic", rules, 0), observation)
+            agents.play("dies-" + "x" * 20, setup, 0, [], 4)
     finally:
         agents.close()
 

@@ -4,7 +4,7 @@ A session is one of three modes: ``play`` (a person at one seat, agents at the o
 ``watch`` (agents at every seat, every hand shown, played or stepped on request) and ``replay``
 (a record's actions in turn, like watch). Its moves come from the person (:meth:`GameSession.play`)
 or, off the request path, from the agents (:meth:`GameSession.prepare_move`, whose thinking runs
-without the session's lock, then :meth:`GameSession.finish_move`). Everything is deterministic
+without the session's lock, here or in an agent process, then :meth:`GameSession.finish_move`). Everything is deterministic
 from the session's secret seed and its actions, so :meth:`GameSession.to_json` keeps only those
 (and the settings) and :meth:`GameSession.from_json` plays them again after a restart.
 """
@@ -30,7 +30,7 @@ from five_hundred_env.records import record_of, replay_start
 from five_hundred_env.render import explain_illegal, trick_result, win_reason
 from five_hundred_env.rules import Rules
 from training.table.terminal import announcement, deal_summary
-from training.web.thinkers import AgentBuild
+from training.web.thinkers import GameSetup
 from training.web.view import PublicTable, SeatViews, card_json
 
 MODES = ("play", "watch", "replay")
@@ -126,10 +126,11 @@ class GameSession:
         self.error: str | None = None
         self.pending = False
         """Whether an agent's move is scheduled or being thought (at most one at a time)."""
-        self.agents_elsewhere: Callable[[str, int, AgentBuild, dict[str, Any]], int] | None = None
-        """Where the agents think when not on this process's threads (the server's agent processes,
-        :meth:`~training.web.thinkers.AgentProcesses.act`): given the game's id, the seat, how its
-        agent is made and its observation, the compact action."""
+        self.agents_elsewhere: Callable[[str, GameSetup | None, int, list[int], int], list[int] | None] | None = None
+        """Where the agents think when not on this process's threads: the server's agent processes
+        (:meth:`~training.web.thinkers.AgentProcesses.play`), which keep a copy of the game."""
+        self._told: int | None = None
+        """How many moves the game's copy elsewhere has (``None``: no copy yet, or one astray)."""
         self.closed = False
         self.lock = threading.RLock()
         self._hint_lock = threading.Lock()
@@ -221,36 +222,60 @@ class GameSession:
         if self.mode == "replay" and len(self.actions) >= len(self.script):
             raise conflict("the replay has reached the end of the record")
 
-    def prepare_move(self) -> tuple[int, Callable[[], int]] | None:
+    def prepare_move(self) -> tuple[int, Callable[[], list[int]]] | None:
         """If an agent (or the record) is to move now: the revision it moves at and a function that
-        thinks of its move (a universal action id), to be called without the lock; else ``None``."""
+        thinks of its move, to be called without the lock: the moves (universal action ids) to
+        apply in turn with :meth:`finish_move` (one, or with the agents elsewhere all those due at
+        once: a round of the table at pace 0); else ``None``."""
         with self.lock:
             if not self.agent_to_move():
                 return None
             if self.mode == "replay":
                 action = self.script[len(self.actions)]
-                return self.revision, lambda: action
+                return self.revision, lambda: [action]
+            if self.agents_elsewhere is not None:
+                return self.revision, self._think_elsewhere(len(self.actions))
             seat = self.game.to_act
             observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
-            elsewhere = self.agents_elsewhere
+            return self.revision, lambda: [self.table.universal[int(self._agent(seat).act(observation))]]
 
-            def think() -> int:
-                if elsewhere is None:
-                    return self.table.universal[int(self._agent(seat).act(observation))]
-                return self.table.universal[elsewhere(self.id, seat, self._agent_build(seat), observation)]
+    def _think_elsewhere(self, count: int) -> Callable[[], list[int]]:
+        """(Under the lock.) The agents' moves from the game's copy elsewhere, once told of the
+        game's ``count`` moves: those since the last exchange, or, for a copy not yet made (or one
+        that went astray), the game's setup and all its moves."""
+        elsewhere = self.agents_elsewhere
+        assert elsewhere is not None
+        most = self.rules.num_players if self.pace == 0 and self.steps == 0 else 1
+        base = self._told
+        since = self.actions[base or 0:count]
+        setup = GameSetup(self.rules, self.seed, self.game.max_deals, self.first_deal, tuple(self.specs))
 
-            return self.revision, think
+        def think() -> list[int]:
+            moves = None if base is None else elsewhere(self.id, None, base, since, most)
+            if moves is None:  # no copy there at that move yet
+                moves = elsewhere(self.id, setup, 0, self.actions[:count], most)
+                assert moves is not None
+            with self.lock:
+                self._told = count + len(moves)
+            return moves
 
-    def finish_move(self, revision: int, action: int) -> bool:
-        """Apply a move from :meth:`prepare_move` unless the game changed meanwhile; returns whether it was."""
+        return think
+
+    def finish_move(self, revision: int, actions: Sequence[int]) -> bool:
+        """Apply the moves from :meth:`prepare_move` in turn, each unless the game changed
+        meanwhile (or an agent should no longer move: paused, stopped); returns whether all were."""
         with self.lock:
-            if revision != self.revision or not self.agent_to_move():
-                return False
-            if action not in self.game.legal_actions():
-                self.fail(f"{self.names[self.game.to_act]}'s agent chose an illegal action {action_to_str(action, self.rules)}")
-                return False
-            self.steps = max(0, self.steps - 1)
-            self._apply(action)
+            for action in actions:
+                if revision != self.revision or not self.agent_to_move():
+                    self._told = None  # the copy elsewhere played on: it is made anew at the next exchange
+                    return False
+                if action not in self.game.legal_actions():
+                    self.fail(f"{self.names[self.game.to_act]}'s agent chose an illegal action "
+                              f"{action_to_str(action, self.rules)}")
+                    return False
+                self.steps = max(0, self.steps - 1)
+                self._apply(action)
+                revision = self.revision
             return True
 
     def fail(self, message: str) -> None:
@@ -259,17 +284,12 @@ class GameSession:
             self.error = message
             self._changed()
 
-    def _agent_build(self, seat: int) -> AgentBuild:
-        """How the agent of ``seat`` is made: its spec, the rules, its seed (from the game's)."""
-        spec = self.specs[seat]
-        assert spec is not None
-        return spec, self.rules, (self.seed + seat) % 2**32
-
     def _agent(self, seat: int) -> Agent:
         agent = self._agents.get(seat)
         if agent is None:
-            spec, rules, seed = self._agent_build(seat)
-            agent = self._agents[seat] = agent_factory(spec)(rules, seed)
+            spec = self.specs[seat]
+            assert spec is not None
+            agent = self._agents[seat] = agent_factory(spec)(self.rules, (self.seed + seat) % 2**32)
         return agent
 
     def hint(self, spec: str) -> dict[str, str]:

@@ -202,7 +202,7 @@ class GameStore:
     def _add(self, session: GameSession) -> None:
         session.on_change = self._changed
         if self.processes is not None:
-            session.agents_elsewhere = self.processes.act
+            session.agents_elsewhere = self.processes.play
         self.games[session.id] = session
 
     def _changed(self, game_id: str) -> None:

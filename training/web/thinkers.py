@@ -3,29 +3,46 @@ agents there, so that their thinking does not hold the server's interpreter lock
 
 In one process, the agents' threads and the event loop that answers the requests take turns
 through the interpreter's lock: every millisecond an agent thinks is a millisecond no request is
-answered (docs/web.md, "Measured"). Here the server's worker thread sends the agent's observation
-to a process and waits, without the lock, for its move; the process keeps each game's agents,
-built from their spec and seed as the server would build them (so they play the same moves). A
-game always goes to the same process; each process has one pipe and one thread per worker thread
-of the server, so one slow search agent holds up its own game only, as on the server's threads.
+answered (docs/web.md, "Measured"). Here a process keeps a copy of each game (the same rules, seed
+and moves, so the same cards) and its agents, built from their spec and seed as the server would
+build them (so they play the same moves). The server's worker thread sends the moves made since
+the last exchange and waits, without the lock, for the agents' moves: all those due at once (a
+round of the table at pace 0, up to the person's turn) in one exchange. A game always goes to the
+same process; each process has one pipe and one thread per worker thread of the server, so one
+slow search agent holds up its own game only, as on the server's threads.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import queue
+import random
 import signal
 import threading
 import zlib
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-import numpy as np
-
+from five_hundred_env.engine import Deal, Game
 from five_hundred_env.rules import Rules
 
-AgentBuild = tuple[str, Rules, int]
-"""How an agent is made: its spec, the rules and its seed (``agent_factory(spec)(rules, seed)``)."""
+
+@dataclass(frozen=True)
+class GameSetup:
+    """How a game's copy is made: as :class:`~training.web.session.GameSession` makes its game
+    (``first_deal``: the set first deal of tests), and each seat's agent spec (``None``: the person)."""
+
+    rules: Rules
+    seed: int
+    max_deals: int | None
+    first_deal: Deal | None
+    specs: tuple[str | None, ...]
+
+    def game(self) -> Game:
+        if self.first_deal is not None:
+            return Game(self.rules, first_deal=self.first_deal, rng=random.Random(self.seed), max_deals=self.max_deals)
+        return Game(self.rules, seed=self.seed, max_deals=self.max_deals)
 
 
 class AgentFailed(RuntimeError):
@@ -33,7 +50,7 @@ class AgentFailed(RuntimeError):
 
 
 class AgentProcesses:
-    """``count`` processes thinking for the agents, each answering up to ``threads`` moves at once
+    """``count`` processes thinking for the agents, each answering up to ``threads`` games at once
     (the server's worker threads)."""
 
     def __init__(self, count: int, threads: int) -> None:
@@ -42,13 +59,16 @@ class AgentProcesses:
         context = multiprocessing.get_context("spawn")  # fork would copy the server's threads and locks
         self._processes = [_AgentProcess(context, threads, number) for number in range(count)]
 
-    def act(self, game_id: str, seat: int, build: AgentBuild, observation: dict[str, Any]) -> int:
-        """The compact action the agent of ``seat`` in game ``game_id`` chooses (this thread waits,
-        without the interpreter's lock, while it thinks); an :class:`AgentFailed` if it raised."""
-        return self._process(game_id).act((game_id, seat), build, observation)
+    def play(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int], most: int) -> list[int] | None:
+        """The agents' moves (universal ids) in the copy of game ``game_id`` once it has ``moves``
+        after its first ``base`` (``setup``: made anew): at most ``most``, up to a person's turn or
+        the end. ``None`` when the process has no copy of the game at ``base`` (send ``setup``).
+        The calling thread waits without the interpreter's lock; an :class:`AgentFailed` if an
+        agent raised."""
+        return self._process(game_id).call((game_id, setup, base, moves, most))
 
     def forget(self, game_id: str) -> None:
-        """Drop the agents of a game that has ended (none of its moves may still be thinking); never waits."""
+        """Drop a game that has ended (none of its moves may still be thinking); never waits."""
         self._process(game_id).forget(game_id)
 
     def _process(self, game_id: str) -> _AgentProcess:
@@ -61,7 +81,7 @@ class AgentProcesses:
 
 
 class _AgentProcess:
-    """One agent process and its pipes, each used by one move at a time."""
+    """One agent process and its pipes, each used by one exchange at a time."""
 
     def __init__(self, context: Any, pipes: int, number: int) -> None:
         ends = [context.Pipe() for _ in range(pipes)]
@@ -74,33 +94,26 @@ class _AgentProcess:
             self._free.put(ours)
         self._connections = [ours for ours, _ in ends]
         self._forgotten: list[str] = []
-        self._built: set[tuple[str, int]] = set()
-        """The agents the process has been told how to build (each is told once)."""
         self._lock = threading.Lock()
 
-    def act(self, key: tuple[str, int], build: AgentBuild, observation: dict[str, Any]) -> int:
-        connection = self._free.get()  # never waits: there are as many pipes as moves thinking at once
+    def call(self, request: tuple[Any, ...]) -> list[int] | None:
+        connection = self._free.get()  # never waits: there are as many pipes as games thinking at once
         try:
-            with self._lock:  # the games to forget go with the next move (forget itself never waits)
+            with self._lock:  # the games to forget go with the next exchange (forget itself never waits)
                 forgotten, self._forgotten = self._forgotten, []
-                told = key in self._built
-                self._built.add(key)
-            # Raw bytes: a tenth of the time of pickling the arrays, on either side.
-            arrays = {name: (array.tobytes(), array.dtype.str) for name, array in observation.items()}
-            connection.send((forgotten, key, None if told else build, arrays))
-            action, error = connection.recv()
+            connection.send((forgotten, *request))
+            moves, error = connection.recv()
         except (EOFError, OSError):
             raise AgentFailed("the agents' process stopped") from None
         finally:
             self._free.put(connection)
         if error is not None:
             raise AgentFailed(error)
-        return action
+        return moves
 
     def forget(self, game_id: str) -> None:
         with self._lock:
             self._forgotten.append(game_id)
-            self._built = {key for key in self._built if key[0] != game_id}
 
     def close(self) -> None:
         for connection in self._connections:
@@ -126,37 +139,69 @@ def _start_deaf_to_ctrl_c(process: Any) -> None:
         signal.signal(signal.SIGINT, previous)
 
 
+class _Copy:
+    """A game's copy in an agent process: the game, and its agents as they are needed."""
+
+    def __init__(self, setup: GameSetup) -> None:
+        from agents.registry import agent_factory  # in the agent process only
+        from five_hundred_env.actions import ActionTable
+        from five_hundred_env.observation import ObservationEncoder
+
+        self.setup, self.game, self.factory = setup, setup.game(), agent_factory
+        self.moves = 0
+        self.encoder, self.table = ObservationEncoder(setup.rules), ActionTable(setup.rules)
+        self.agents: dict[int, Any] = {}
+
+    def play(self, moves: list[int], most: int) -> list[int]:
+        for action in moves:
+            self.game.apply_action(action)
+        self.moves += len(moves)
+        played = []
+        game, specs = self.game, self.setup.specs
+        while len(played) < most and not (game.is_over or game.dealing_stopped) and game.to_act >= 0:
+            seat = game.to_act
+            if specs[seat] is None:
+                break
+            agent = self.agents.get(seat)
+            if agent is None:
+                agent = self.agents[seat] = self.factory(specs[seat])(self.setup.rules, (self.setup.seed + seat) % 2**32)
+            observation = self.encoder.encode_turn(game.deal, self.table, game.scores)
+            action = self.table.universal[int(agent.act(observation))]
+            game.apply_action(action)
+            played.append(action)
+        self.moves += len(played)
+        return played
+
+
 def _serve(connections: list[Connection]) -> None:
-    """An agent process: a thread per pipe answers ``(forgotten games, (game id, seat), build (the
-    first time), observation as bytes)`` with ``(action, None)``, or ``(None, error)`` when the agent raised, until the
-    server closes the pipe."""
-    from agents.registry import agent_factory  # here, not in the server's import of this module
-
+    """An agent process: a thread per pipe answers ``(forgotten games, game id, setup, base,
+    moves, most)`` with ``(the agents' moves, None)``, ``(None, None)`` when it has no copy of the
+    game at ``base``, or ``(None, error)`` when an agent raised, until the server closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # see _start_deaf_to_ctrl_c
-
-    agents: dict[tuple[str, int], Any] = {}
+    copies: dict[str, _Copy] = {}
     lock = threading.Lock()
 
     def answer(connection: Connection) -> None:
         while True:
             try:
-                forgotten, key, build, arrays = connection.recv()
+                forgotten, game_id, setup, base, moves, most = connection.recv()
             except (EOFError, OSError):
                 return
             with lock:
-                for game_id in forgotten:
-                    for stale in [k for k in agents if k[0] == game_id]:
-                        del agents[stale]
-                agent = agents.get(key)
-            try:
-                if agent is None:  # a game's moves come one at a time: nobody else builds this key meanwhile
-                    spec, rules, seed = build
-                    agent = agent_factory(spec)(rules, seed)
+                for gone in forgotten:
+                    copies.pop(gone, None)
+                copy = copies.get(game_id)
+            reply: tuple[Any, Any] = (None, None)
+            try:  # a game's exchanges come one at a time: nobody else uses this copy meanwhile
+                if setup is not None:
+                    copy = _Copy(setup)
                     with lock:
-                        agents[key] = agent
-                observation = {name: np.frombuffer(data, dtype) for name, (data, dtype) in arrays.items()}
-                reply = (int(agent.act(observation)), None)
+                        copies[game_id] = copy
+                if copy is not None and copy.moves == base:
+                    reply = (copy.play(moves, most), None)
             except Exception as e:  # the server stops that game with the reason shown
+                with lock:
+                    copies.pop(game_id, None)
                 reply = (None, f"{type(e).__name__}: {e}")
             connection.send(reply)
 
@@ -167,4 +212,4 @@ def _serve(connections: list[Connection]) -> None:
         thread.join()
 
 
-__all__ = ["AgentBuild", "AgentFailed", "AgentProcesses"]
+__all__ = ["AgentFailed", "AgentProcesses", "GameSetup"]

@@ -68,14 +68,26 @@ def test_an_agent_that_fails_in_its_process_is_an_error_and_the_process_goes_on(
     assert len(processes.play("works-" + "x" * 20, working, 0, [], 4)) == 4
 
 
-def test_a_process_that_dies_fails_the_moves_sent_to_it():
+def test_a_process_that_dies_is_started_anew_and_the_copies_are_made_again():
     agents = AgentProcesses(1, 1)
     setup = GameSetup(make_rules("australian"), 3, None, None, (None, "heuristic", "heuristic", "heuristic"))
+    game_id = "dies-" + "x" * 20
+
+    def kill() -> None:
+        process = agents._processes[0].process
+        process.kill()
+        process.join()
+
     try:
-        agents._processes[0].process.kill()
-        agents._processes[0].process.join()
-        with pytest.raises(AgentFailed, match="stopped"):
-            agents.play("dies-" + "x" * 20, setup, 0, [], 4)
+        person = setup.game().legal_actions()[0]  # seat 0, the person, bids first
+        before = agents.play(game_id, setup, 0, [person], 3)
+        kill()
+        # The exchange carries the setup: the new process makes the copy and answers the same moves.
+        assert agents.play(game_id, setup, 0, [person], 3) == before
+        kill()
+        # Moves since an earlier exchange only: the new process has no copy and asks for the setup.
+        assert agents.play(game_id, None, 1, before, 1) is None
+        assert agents._processes[0].process.is_alive()
     finally:
         agents.close()
 

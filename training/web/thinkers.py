@@ -49,6 +49,10 @@ class AgentFailed(RuntimeError):
     """An agent raised while thinking in its process (the message names the error), or the process stopped."""
 
 
+class _ProcessStopped(Exception):
+    """An exchange found its agent process gone (its pipe closed)."""
+
+
 class AgentProcesses:
     """``count`` processes thinking for the agents, each answering up to ``threads`` games at once
     (the server's worker threads)."""
@@ -56,23 +60,50 @@ class AgentProcesses:
     def __init__(self, count: int, threads: int) -> None:
         if count < 1 or threads < 1:
             raise ValueError(f"agent processes need at least 1 process and 1 thread, got {count} and {threads}")
-        context = multiprocessing.get_context("spawn")  # fork would copy the server's threads and locks
-        self._processes = [_AgentProcess(context, threads, number) for number in range(count)]
+        self._context = multiprocessing.get_context("spawn")  # fork would copy the server's threads and locks
+        self._threads = threads
+        self._replacing = threading.Lock()
+        self._processes = [_AgentProcess(self._context, threads, number) for number in range(count)]
 
     def play(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int], most: int) -> list[int] | None:
         """The agents' moves (universal ids) in the copy of game ``game_id`` once it has ``moves``
         after its first ``base`` (``setup``: made anew): at most ``most``, up to a person's turn or
         the end. ``None`` when the process has no copy of the game at ``base`` (send ``setup``).
         The calling thread waits without the interpreter's lock; an :class:`AgentFailed` if an
-        agent raised."""
-        return self._process(game_id).call((game_id, setup, base, moves, most))
+        agent raised. A process found stopped (killed, out of memory) is started anew, with no
+        copies: the exchange is sent again when it carries ``setup``, else ``None`` asks for it;
+        only a second stop in a row fails the moves."""
+        request = (game_id, setup, base, moves, most)
+        index = self._index(game_id)
+        process = self._processes[index]
+        try:
+            return process.call(request)
+        except _ProcessStopped:
+            fresh = self._start_anew(index, process)
+        if setup is None:
+            return None
+        try:
+            return fresh.call(request)
+        except _ProcessStopped:
+            raise AgentFailed("the agents' process stopped") from None
 
     def forget(self, game_id: str) -> None:
         """Drop a game that has ended (none of its moves may still be thinking); never waits."""
         self._process(game_id).forget(game_id)
 
+    def _index(self, game_id: str) -> int:
+        return zlib.crc32(game_id.encode()) % len(self._processes)
+
     def _process(self, game_id: str) -> _AgentProcess:
-        return self._processes[zlib.crc32(game_id.encode()) % len(self._processes)]
+        return self._processes[self._index(game_id)]
+
+    def _start_anew(self, index: int, stopped: _AgentProcess) -> _AgentProcess:
+        """The process at ``index`` once ``stopped`` is replaced (once, whichever thread finds it stopped first)."""
+        with self._replacing:
+            if self._processes[index] is stopped:
+                stopped.close()
+                self._processes[index] = _AgentProcess(self._context, self._threads, index)
+            return self._processes[index]
 
     def close(self) -> None:
         """Stop the processes (once no move is thinking)."""
@@ -104,7 +135,7 @@ class _AgentProcess:
             connection.send((forgotten, *request))
             moves, error = connection.recv()
         except (EOFError, OSError):
-            raise AgentFailed("the agents' process stopped") from None
+            raise _ProcessStopped from None
         finally:
             self._free.put(connection)
         if error is not None:

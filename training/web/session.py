@@ -395,16 +395,11 @@ class GameSession:
             game = self.game
             deal = game.deal
             viewer = self.seat
-            observer = viewer if viewer is not None else max(game.to_act, 0)
-            if game.to_act == observer:
-                turn = self.encoder.encode_turn(deal, self.table, game.scores)
-                vector, mask = turn["observation"], turn["action_mask"]
-            else:
-                vector, mask = self.encoder.encode(deal, observer, game.scores), None
             if viewer is None:
-                view = self.views.spectator_view(deal, vector, observer, None, self.public)
+                view = self.views.spectator_view(deal, max(game.to_act, 0), self.public)
             else:
-                view = self.views.player_view(viewer, vector, mask, self.public)
+                legal = deal.legal_actions() if game.to_act == viewer else None
+                view = self.views.player_view(viewer, deal, legal, self.public)
             view.update(id=self.id, mode=self.mode, length=self.length, preset=self.rules.preset,
                         rules=self._rules_text, target=self.rules.target, sides=self.rules.num_sides,
                         log=list(self._heard), paused=self.paused, error=self.error,

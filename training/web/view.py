@@ -1,27 +1,26 @@
-"""What the page is sent about the table: one seat's view, built from that seat's observation.
+"""What the page is sent about the table: one seat's view, built from what that seat may know.
 
-A player's view (:func:`player_view`) is made of two things only: the seat's own observation
-vector (decoded by the heuristic's :class:`~agents.heuristic.view.ViewDecoder`, and its
-``to_act`` slice read at the encoder's layout: the very input an agent gets)
-and the :class:`PublicTable`, what everyone at the table knows (the names, the scores, the
-announcements each seat heard). Nothing is read from the other hands, so a view cannot show
+A player's view (:meth:`SeatViews.player_view`) is made of two things only: what the seat's
+observation holds (§9), read from the deal — the public facts of the deal (auction, contract,
+tricks, cards played, the exposed hand), the seat's own hand, the kitty and discards when it is
+the contractor, the partner of a call once that seat knows it (§10.8) — and the
+:class:`PublicTable`, what everyone at the table knows (the names, the scores, the
+announcements each seat heard). (It was decoded from the observation vector, byte-for-byte the
+same views at twice the cost.) Nothing is read from the other hands, so a view cannot show
 them; ``tests/test_web_api.py`` checks it by moving hidden cards and comparing the views. A
-spectator (watch mode, replays) sees every hand: :func:`spectator_view` adds them from the deal.
+spectator (watch mode, replays) sees every hand: :meth:`SeatViews.spectator_view` adds them from the deal.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from agents.heuristic.view import TableView, ViewDecoder, card_tables
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.cards import card_suit, card_to_str, is_joker, rank_letter
-from five_hundred_env.engine import EFFECTIVE_SUIT, Deal, Phase
+from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, Deal, Phase
 from five_hundred_env.render import card_groups
 from five_hundred_env.rules import Rules
 
@@ -87,85 +86,94 @@ def action_names(rules: Rules) -> tuple[str, ...]:
 
 
 class SeatViews:
-    """Builds the views of one rule set's table (the decoders are made once)."""
+    """Builds the views of one rule set's table."""
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
-        self.decoder = ViewDecoder(rules, card_tables(rules))
         self.table = ActionTable(rules)
         self._names = action_names(rules)
-        offset, (width,) = self.decoder.encoder.layout["to_act"]
-        self._to_act = slice(offset, offset + width)
-        self._sides = [rules.side_of(s) for s in range(rules.num_players)]
+        n = rules.num_players
+        self._sides = [rules.side_of(s) for s in range(n)]
+        self._mates = [frozenset(rules.partners_of(s)) for s in range(n)]
         self._two_jokers = rules.two_jokers
+        self._calls = rules.has_partner_call
 
-    def player_view(self, seat: int, vector: np.ndarray, mask: np.ndarray | None, public: PublicTable) -> dict[str, Any]:
-        """The table as ``seat`` sees it, from its observation ``vector`` (and action ``mask`` when it
-        is to act) and the public table; seats are absolute (0 … n-1)."""
+    def player_view(self, seat: int, deal: Deal, legal: Sequence[int] | None, public: PublicTable) -> dict[str, Any]:
+        """The table as ``seat`` sees it: the deal's public facts, that seat's own cards (its hand;
+        the kitty and discards when it is the contractor) and the partner of a call once that seat
+        knows it (§5, §10.8), with the public table; ``legal``: its legal moves when it is to act.
+        Read exactly what the seat's observation holds (§9), so that nothing hidden shows."""
         rules = self.rules
         n, two = rules.num_players, self._two_jokers
-        v = self.decoder.decode(vector)
-
-        def absolute(relative: int) -> int | None:
-            return None if relative < 0 else (relative + seat) % n
-
-        to_act_rows = np.flatnonzero(vector[self._to_act])
-        to_act = None if public.over or not len(to_act_rows) else absolute(int(to_act_rows[0]))
-        contractor = absolute(v.contractor)
-        sitting_out = [s for s in range(n) if v.out >> ((s - seat) % n) & 1]
-        mates = {absolute(m) for m in v.mates}
-        called_partner = self._called_partner(seat, v, absolute)
-        phase = PHASES[v.phase]
+        phase_id = deal.phase if deal.phase != Phase.GAME_OVER else Phase.DEAL_OVER
+        contractor = deal.contractor if deal.contractor >= 0 else None
+        if phase_id == Phase.NOMINATE and seat != contractor:
+            phase_id = Phase.PLAY  # that the contractor may nominate would show it holds the joker (§7)
+        phase = PHASES[phase_id]
+        to_act = None if public.over or deal.to_act < 0 else deal.to_act
+        mates, against = self._mates[seat], None
+        if self._calls and deal.partner >= 0 and (deal.partner_revealed or seat == deal.partner):
+            if seat == deal.partner:
+                mates = frozenset((deal.contractor,))
+            elif seat == contractor:
+                mates = frozenset((deal.partner,))
+            else:
+                against = deal.partner
+        called_partner = None
+        if self._calls and contractor is not None:
+            called_partner = (next(iter(mates), None) if seat == contractor
+                              else seat if mates else against)
+        trump = nominated = -1
+        sitting_out: list[int] = []
+        kitty = discards = exposed_cards = 0
+        if contractor is not None:
+            trump, nominated = deal.trump, deal.nominated
+            sitting_out = sorted(deal.sitting_out_seats)
+            if seat == contractor:  # nobody but the contractor sees the kitty or discards (§5)
+                kitty, discards = deal.kitty, deal.discards
+            if deal.exposed:
+                exposed_cards = deal.hands[contractor]
+        ctx = trump if trump >= 0 else NO_TRUMP_CTX + 1 + nominated if nominated >= 0 else NO_TRUMP_CTX
         seats = []
         for s in range(n):
-            relative = (s - seat) % n
-            held = rules.hand_size - v.played[relative].bit_count()
+            held = rules.hand_size - (deal.played[s].bit_count() if contractor is not None else 0)
             if phase == "discard" and s == contractor:
                 held += rules.kitty_size - public.discarded
             seats.append({"seat": s, "name": public.names[s], "agent": public.agents[s], "side": self._sides[s],
                           "you": s == seat, "partner": s in mates, "called_partner": s == called_partner,
-                          "dealer": relative == v.dealer, "to_act": s == to_act, "tricks": v.tricks_won[relative],
+                          "dealer": s == deal.dealer, "to_act": s == to_act,
+                          "tricks": deal.tricks_won[s] if contractor is not None else 0,
                           "held": held, "sits_out": s in sitting_out,
                           "contractor": s == contractor, "hand": None})
-        seats[seat]["hand"] = sorted_cards(v.hand, v.ctx, two)
+        seats[seat]["hand"] = sorted_cards(deal.hands[seat], ctx, two)
         contract = None
         if contractor is not None:
-            contract = {"bid": self._names[v.contract], "contractor": contractor, "trump": v.trump,
-                        "nominated": v.joker_suit, "sitting_out": sitting_out,
-                        "called": card_json(v.called, v.ctx, two) if v.called >= 0 else None,
+            called = deal.called_card if self._calls else -1
+            contract = {"bid": self._names[deal.contract], "contractor": contractor, "trump": trump if trump >= 0 else -1,
+                        "nominated": nominated, "sitting_out": sitting_out,
+                        "called": card_json(called, ctx, two) if called >= 0 else None,
                         "partner": called_partner,
                         # the contractor knows its discards: a discard called means playing alone (§10.5)
-                        "alone": v.contractor == 0 and v.called >= 0 and bool(v.discards >> v.called & 1)}
+                        "alone": seat == contractor and called >= 0 and bool(discards >> called & 1)}
         exposed = None
-        if v.exposed:
-            exposed = {"seat": contractor, "cards": sorted_cards(v.exposed, v.ctx, two)}
-        legal = [] if mask is None or public.over else [self._names[a] for a in np.flatnonzero(mask).tolist()]
+        if exposed_cards:
+            exposed = {"seat": contractor, "cards": sorted_cards(exposed_cards, ctx, two)}
+        moves = [] if legal is None or public.over else [self._names[c] for c in sorted(self.table.compact[a] for a in legal)]
         return {
             "seat": seat, "phase": "game_over" if public.over else phase, "to_act": to_act,
             "deal_number": public.deal_number, "seats": seats, "contract": contract,
-            "auction": public.auction, "kitty": sorted_cards(v.kitty, v.ctx, two),
-            "discards": sorted_cards(v.discards, v.ctx, two),
-            "exposed": exposed, "trick": [{"seat": absolute(r), "card": card_json(c, v.ctx, two)} for r, c in v.trick],
-            "led_suit": v.led_suit if v.led_suit >= 0 else None, "tricks": public.tricks, "previous": public.previous,
+            "auction": public.auction, "kitty": sorted_cards(kitty, ctx, two),
+            "discards": sorted_cards(discards, ctx, two),
+            "exposed": exposed, "trick": [{"seat": s, "card": card_json(c, ctx, two)} for s, c in deal.trick],
+            "led_suit": deal.led_suit if deal.trick else None, "tricks": public.tricks, "previous": public.previous,
             "scores": public.scores, "over": public.over, "stopped": public.stopped, "winners": public.winners,
-            "legal": legal,
+            "legal": moves,
         }
 
-    def _called_partner(self, seat: int, v: TableView, absolute: Callable[[int], int | None]) -> int | None:
-        """The five-handed partner of the deal (§10.5) as ``seat`` knows it from its observation
-        (§10.8): the holder of the called card knows from the call, the others once the card is
-        played (with a seat call, everyone from the call); ``None`` while unknown, and without a call."""
-        if not self.rules.has_partner_call or v.contractor < 0:
-            return None
-        if v.contractor == 0:
-            return absolute(v.mates[0]) if v.mates else None
-        return seat if v.mates else absolute(v.against)
-
-    def spectator_view(self, deal: Deal, vector: np.ndarray, observer: int, mask: np.ndarray | None,
-                       public: PublicTable) -> dict[str, Any]:
+    def spectator_view(self, deal: Deal, observer: int, public: PublicTable) -> dict[str, Any]:
         """The table with every hand face up, the dealt kitty and the discards (watch mode and
         replays): the view of ``observer`` (the seat to act) with the deal's hidden cards added."""
-        view = self.player_view(observer, vector, mask, public)
+        view = self.player_view(observer, deal, None, public)
         two = self._two_jokers
         for entry, hand in zip(view["seats"], deal.hands, strict=True):
             entry["hand"] = sorted_cards(hand, deal.ctx, two)

@@ -42,6 +42,18 @@ MAX_HINT_AGENTS = 4
 """How many hint agents (one per spec asked for) a game keeps."""
 TRICK_PAUSE, DEAL_PAUSE = 2.0, 4.0
 """The pause after a finished trick and after a finished deal, in units of the session's pace."""
+CRC_PIECE = 5 * 1024
+"""The longest buffer ``zlib.crc32`` reads holding the interpreter's lock (CPython 3.11-3.13)."""
+
+
+def crc32_holding_lock(data: bytes) -> int:
+    """``zlib.crc32(data)``, computed 5 KiB at a time: on a longer buffer zlib lets go of the
+    interpreter's lock, and the event loop building a view then waits for a worker thread to give
+    it back (up to the switch interval, 5 ms) — the views of a deal's last tricks are that long."""
+    view, crc = memoryview(data), 0
+    for start in range(0, len(data), CRC_PIECE):
+        crc = zlib.crc32(view[start:start + CRC_PIECE], crc)
+    return crc
 
 
 class GameError(Exception):
@@ -386,7 +398,7 @@ class GameSession:
                 text = orjson.dumps(self._build_view())
                 # The revision is a digest of what the viewer sees: it changes exactly when the view
                 # does (a count of moves would show the turns the viewer may not see).
-                revision = zlib.crc32(text)
+                revision = crc32_holding_lock(text)
                 self._view_cache = (self.revision, revision, b'%s,"revision":%d}' % (text[:-1], revision))
             return self._view_cache[1:]
 

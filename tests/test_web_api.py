@@ -738,6 +738,44 @@ def test_serve_prints_its_address_and_a_restart_after_ctrl_c_resumes_the_games(t
         process.wait(timeout=30)
 
 
+def test_the_served_answers_are_whole_each_in_one_write():
+    """``serve``'s protocol joins each answer's head (uvicorn's first write) to its body: the bytes
+    and their order are uvicorn's; what is held goes out at the answer's end or before a close."""
+    from training.web.http_protocol import JoinedWrites
+
+    class Recorder:
+        def __init__(self):
+            self.writes, self.closed = [], False
+
+        def write(self, data):
+            self.writes.append(bytes(data))
+
+        def close(self):
+            self.closed = True
+
+        def get_extra_info(self, name):
+            return name
+
+    sent = Recorder()
+    transport = JoinedWrites(sent)
+    transport.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    assert sent.writes == []
+    transport.write(b"{}")
+    transport.answer_done()
+    assert sent.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}"]
+    transport.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")  # the next answer, in pieces
+    transport.write(b"1\r\na\r\n")
+    transport.write(b"0\r\n\r\n")
+    transport.answer_done()
+    assert sent.writes[1:] == [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\na\r\n", b"0\r\n\r\n"]
+    transport.write(b"HTTP/1.1 204 No Content\r\n\r\n")  # an answer with no body write
+    transport.answer_done()
+    transport.write(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    transport.close()
+    assert sent.writes[3:] == [b"HTTP/1.1 204 No Content\r\n\r\n", b"HTTP/1.1 400 Bad Request\r\n\r\n"]
+    assert sent.closed and transport.get_extra_info("peername") == "peername"
+
+
 @pytest.mark.parametrize(("words", "message"), [
     (["--port", "70000"], "--port must be 1 to 65535"),
     (["--pace", "9"], "the pace must be 0 to 5"),

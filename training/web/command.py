@@ -37,6 +37,7 @@ def serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from training.web.app import create_app
+        from training.web.http_protocol import OneWriteProtocol
     except ImportError as e:
         raise ValueError(f"serve needs the web extra ({e}): pip install -e '.[web]'") from None
     from training.web.store import GameStore
@@ -60,7 +61,7 @@ def serve(args: argparse.Namespace) -> int:
     gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
     # Ctrl-C ends the pages' long polls after a second; the games are written before the process exits.
     # Nothing reads the client's address: no access log (a line per request, on the event loop that
-    # serves the moves) and no proxy headers to parse.
+    # serves the moves) and no proxy headers to parse. Each answer in one write (OneWriteProtocol).
     uvicorn.run(create_app(store), host=args.host, port=args.port, log_level="warning", access_log=False,
-                proxy_headers=False, timeout_graceful_shutdown=1)
+                proxy_headers=False, timeout_graceful_shutdown=1, http=OneWriteProtocol)
     return 0

@@ -72,10 +72,20 @@ def test_a_win_bonus_changes_the_targets_of_a_deal_that_can_end_the_game():
     _assert_same(generate_scalar_chunk(job), bonus)
 
 
-def test_the_network_as_the_base_policy_with_pimc_card_play():
-    """The network plays the deals and the playouts (a forward pass over the games), card plays
-    scored over sampled worlds, the last tricks solved exactly: as the scalar engine does."""
+@pytest.mark.parametrize("advice", ["heuristic", "none"])
+def test_the_network_as_the_base_policy_with_pimc_card_play(advice):
+    """The network plays the deals and the playouts (a forward pass over the games: the batched
+    one sums its first layer over the nonzero inputs), card plays scored over sampled worlds, the
+    last tricks solved exactly (the compiled solver): as the scalar engine does, with the
+    heuristic's advice and without it (the network's own logits decide)."""
     job = _job("australian", 5, 2, base="policy", play_targets="pimc", rates=(1.0, 1.0, 1.0, 0.5))
+    if advice == "none":
+        rules = job.rules
+        torch.manual_seed(1)
+        model = ActorCritic(ObservationEncoder(rules).size, len(ActionTable(rules)), [16], critic_extra=central_size(rules),
+                            num_sides=rules.num_sides)
+        job = dataclasses.replace(job, model_spec=model.spec(),
+                                  weights={k: v.numpy().copy() for k, v in model.state_dict().items()})
     _assert_same(generate_scalar_chunk(job), generate_batch_chunk(job))
 
 

@@ -60,6 +60,22 @@ def test_solver_equals_brute_force_minimax(rules: Rules, kind: str) -> None:
             assert value == minimax(child)
 
 
+COMPILED_VARIANTS = VARIANTS + [make_rules(p) for p in ("two_handed", "five_handed", "six_handed")]
+
+
+@pytest.mark.parametrize("rules", COMPILED_VARIANTS, ids=lambda r: r.describe())
+def test_the_compiled_solver_gives_the_solvers_values(rules: Rules) -> None:
+    """agents/search/compiled_solver.py: the values of every legal action equal the Python solver's
+    (itself held to minimax above), from random endgames of 1-5 tricks of every contract type,
+    every preset (a dead hand, a called partner, teams of three) and both joker-lead rules (§7)."""
+    compiled_solver = pytest.importorskip("agents.search.compiled_solver")
+    rng = random.Random(f"compiled {rules.describe()}")
+    for kind in kinds_of(rules):
+        for _ in range(6):
+            deal = position(rules, rng, kind, tricks_left=rng.choice((1, 2, 3, 4, 5) if rules.num_players < 5 else (1, 2, 3)))
+            assert compiled_solver.action_values(deal) == action_values(deal)
+
+
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_side_scores_are_the_scores_of_the_deal_played_out(preset: str) -> None:
     """§8: the scores from the solver's trick count equal the engine's once the deal is played out

@@ -150,9 +150,10 @@ def kernel_mask(bits: tuple[int, ...], cards: int) -> int:
     """A universal card mask as a kernel mask (``bits``: :func:`kernel_card_ids` of the pack), as
     the signed ``int64`` a state row holds."""
     mask = 0
-    for card, bit in enumerate(bits):
-        if cards >> card & 1:
-            mask |= 1 << bit
+    while cards:  # over the set cards only: a hand is a few of the pack's ids (load_position's hot loop)
+        low = cards & -cards
+        mask |= 1 << bits[low.bit_length() - 1]
+        cards ^= low
     return mask - (1 << 64) if mask >> 63 else mask
 
 

@@ -6,7 +6,8 @@ decisions, the same targets and returns: ``tests/test_exit_batch.py``), made at 
 * the chunk's deals are loaded into the games of a :class:`~five_hundred_env.vector.BatchEngine`
   and stepped together, every seat's decision of every game in one call: the compiled heuristic
   (:class:`~agents.heuristic.compiled.HeuristicPolicy`, exactly ``HeuristicAgent``'s decisions)
-  or the network, one torch forward pass over the games (its heuristic advice compiled too);
+  or the network, one forward pass over the games (:class:`~agents.neural_batch.GreedyActor`: its
+  first layer summed over the nonzero inputs; its heuristic advice compiled too);
 * the candidates of every decision sampled in a step become games of a second engine: the
   position copied (the state row of its game, or a PIMC world loaded with ``load_position``),
   the candidate applied, and every such game played to the end of its deal at once — by
@@ -17,7 +18,8 @@ decisions, the same targets and returns: ``tests/test_exit_batch.py``), made at 
 A scalar :class:`~five_hundred_env.engine.Deal` follows each game of the chunk (a mirror, one
 ``apply_action`` per decision): the legal actions, the decision's kind, the hidden cards of the
 central critic, PIMC's information sets and the deal's final result are read from it, with the
-scalar engine's own functions.
+scalar engine's own functions. The last ``solver_tricks`` tricks of a PIMC world are solved by
+the compiled solver (:mod:`agents.search.compiled_solver`: the values of ``solver.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 import torch
 
 from agents.neural import ActorCritic, hidden_cards
-from agents.search.values import world_action_values
+from agents.search.values import solved_result
 from five_hundred_env.engine import Deal
 from five_hundred_env.sampling import InfoSet, WorldSampler
 from five_hundred_env.scoring import win_bonus_share, zero_sum_result
@@ -67,12 +69,16 @@ class _BatchChunk:
 
     def __init__(self, job: ChunkJob) -> None:
         from agents.heuristic.compiled import HeuristicPolicy
+        from agents.neural_batch import GreedyActor
+        from agents.search.compiled_solver import action_values
         from five_hundred_env.vector import BatchEngine
 
         self.job, self.rules = job, job.rules
         model = ActorCritic(**job.model_spec)
         model.load_state_dict({k: torch.from_numpy(v) for k, v in job.weights.items()})
         self.model = model.eval()
+        self.greedy = GreedyActor(self.model)
+        self.solve = action_values
         self.advised = model.advice != "none"
         self.heuristic = HeuristicPolicy(job.rules)
         self.actions = self.heuristic.actions
@@ -111,9 +117,7 @@ class _BatchChunk:
         choice = masks.argmax(axis=1)  # a forced move (one legal action) needs no forward pass
         free = np.flatnonzero(masks.sum(axis=1) > 1)
         if free.size:
-            with torch.inference_mode():
-                logits = self.model.masked_logits(torch.from_numpy(x[free]), torch.from_numpy(masks[free]))
-            choice[free] = torch.argmax(logits, dim=1).numpy()
+            choice[free] = self.greedy(x, masks, free)
         return x, choice
 
     # -- the deals ------------------------------------------------------------------------------------
@@ -177,9 +181,9 @@ class _BatchChunk:
             world = sampler.sample(rng)
             if sorted(world.legal_actions()) != sorted(legal):
                 raise ValueError(f"a sampled world allows {sorted(world.legal_actions())}, the seat {sorted(legal)}")
-            if self.rules.hand_size - len(world.tricks) <= self.job.solver_tricks:
-                worlds.append(world_action_values(world, legal, side, _no_play_out, self.job.solver_tricks,
-                                                  self.results[game]))
+            if self.rules.hand_size - len(world.tricks) <= self.job.solver_tricks:  # the deal's points (values.py)
+                solved = self.solve(world)
+                worlds.append({a: solved_result(world, solved[a], side) for a in legal})
             else:
                 worlds.append([(game, world, a, side) for a in legal])
         return worlds
@@ -238,10 +242,6 @@ class _BatchChunk:
             return value
         winners = [s for s in range(k) if outcome[1] >> s & 1]
         return value + win_bonus_share(k, winners, self.job.win_bonus, side)
-
-
-def _no_play_out(deal: Deal) -> None:
-    raise AssertionError("a solved world is never played out")
 
 
 def generate_batch_chunk(job: ChunkJob) -> dict[str, np.ndarray]:

@@ -1,0 +1,68 @@
+"""A network's greedy choices over a batch of inputs, for inference on the CPU (numba: the ``vector`` extra).
+
+The network's input is mostly zeros: an Australian observation holds about 60 nonzero entries of
+1,399 (the cards held, seen and played, the auction so far), and its first layer is four fifths
+of a ``[256, 256]`` actor's arithmetic. :class:`GreedyActor` computes that layer as the sum of the
+weight rows of the nonzero entries (a numba kernel: no multiply by zero), then the rest of the
+actor in torch, and returns the greedy legal action of every row: what
+``ActorCritic.masked_logits(...).argmax(-1)`` chooses, about four times cheaper at a few hundred
+rows. The sums are the same numbers added in another order, so a logit may differ from the dense
+layer's in its last bits (as the dense layer's own differ between batch sizes): a choice differs
+only between actions whose logits tie to about a millionth.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from numba import njit
+
+from agents.neural import MASK_VALUE, ActorCritic
+
+
+@njit(cache=True)
+def _sparse_first_layer(x: np.ndarray, rows: np.ndarray, table: np.ndarray, bias: np.ndarray,
+                        out: np.ndarray) -> None:
+    """``out[i] = bias + Σ_j x[rows[i], j] · table[j]`` over the nonzero ``x[rows[i], j]`` (int8)."""
+    width, hidden = table.shape
+    for i in range(len(rows)):
+        r = rows[i]
+        for k in range(hidden):
+            out[i, k] = bias[k]
+        for j in range(width):
+            v = np.float32(x[r, j])
+            if v != 0:
+                for k in range(hidden):
+                    out[i, k] += v * table[j, k]
+
+
+class GreedyActor:
+    """The greedy action of ``model``'s actor for each row of a batch of its inputs
+    (:func:`~agents.neural.policy_input`'s vectors, ``int8``) and legal-action masks; the model's
+    weights are read once, at construction."""
+
+    def __init__(self, model: ActorCritic) -> None:
+        first = model.actor[0]
+        with torch.no_grad():
+            # each input's column of the first layer, with the input's scale (the scores' ÷ 500)
+            self.table = (first.weight * model.input_scale).T.contiguous().numpy().copy()
+            self.bias = first.bias.detach().numpy().copy()
+        self.rest = model.actor[1:]
+        self.advice_weight = float(model.advice_weight.detach()) if model.advice != "none" else 0.0
+        self.num_actions = model.num_actions
+
+    def __call__(self, x: np.ndarray, masks: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The greedy compact action of each of ``rows`` (default: every row) of ``x`` and ``masks``."""
+        rows = np.arange(len(x)) if rows is None else rows
+        hidden = np.empty((len(rows), len(self.bias)), dtype=np.float32)
+        _sparse_first_layer(x, rows, self.table, self.bias, hidden)
+        with torch.inference_mode():
+            logits = self.rest(torch.from_numpy(hidden))
+            if self.advice_weight:
+                # the advice's one-hot, the input's last columns, adds the advice weight to its action's logit
+                logits = logits + self.advice_weight * torch.from_numpy(x[rows, -self.num_actions:]).float()
+            logits = logits.masked_fill(~torch.from_numpy(masks[rows]).bool(), MASK_VALUE)
+            return torch.argmax(logits, dim=1).numpy()
+
+
+__all__ = ["GreedyActor"]

@@ -182,6 +182,28 @@ def test_playouts_equal_the_scalar_engine(preset):
     assert (engine.seat == -1).all()  # every deal played to its end
 
 
+@pytest.mark.parametrize("preset", ["australian", "five_handed"])
+def test_load_branches_equals_loading_each_branch(preset):
+    """A position loaded once with one action per game is, game by game, the position with that
+    action applied and loaded alone (the same state, so the same playout); an illegal action is refused."""
+    rules = make_rules(preset)
+    scores = [40] * rules.num_sides
+    for deal in positions(rules, 12, seed=5):
+        legal = deal.legal_actions()
+        branched, alone = BatchEngine(rules, len(legal), seed=0), BatchEngine(rules, len(legal), seed=0)
+        branched.load_branches(range(len(legal)), deal, legal, scores)
+        for game, action in enumerate(legal):
+            branch = deal.clone()
+            branch.apply_action(action)
+            alone.load_position(game, branch, scores)
+        np.testing.assert_array_equal(branched.kernel_arrays().state, alone.kernel_arrays().state)
+        np.testing.assert_array_equal(branched.masks, alone.masks)
+        np.testing.assert_array_equal(play_out(branched), play_out(alone))
+    illegal = next(a for a in ActionTable(rules).universal if a not in legal)
+    with pytest.raises(ValueError, match="not legal"):
+        branched.load_branches([0], deal, [illegal])
+
+
 def test_random_playouts_end_every_deal_and_follow_the_seed():
     rules = make_rules("australian")
     deals = positions(rules, 16, seed=11)

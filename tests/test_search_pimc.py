@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from test_search_positions import PRESET_NAMES, kinds_of, position
 
+from agents.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent
 from agents.search.tracking import ObservationTracker
 from five_hundred_env import make_rules
@@ -60,6 +61,34 @@ def test_pimc_plays_only_legal_cards_in_every_contract(preset: str) -> None:
                 assert action in deal.legal_actions()
                 deal.apply_action(action)
     assert agent.fallbacks == 0 and agent.searches > 0
+
+
+@pytest.mark.parametrize("misere_play", [True, False])
+def test_misere_play_false_leaves_a_closed_miseres_card_play_to_the_base_agent(misere_play: bool) -> None:
+    """§7: with ``misere_play=False`` every card of a closed misère, the declarer's and the
+    defenders', is the heuristic's and none is searched; an open misère's and a trick contract's
+    play is still searched. With the default the misère's play is searched too."""
+    rules = make_rules("australian")
+    rng = random.Random(5)
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    heuristic = HeuristicAgent(rules, seed=0)
+    for kind in ("misere", "open_misere", "suit"):
+        agent = PIMCAgent(rules, seed=3, worlds=2, misere_play=misere_play)
+        same = plays = 0
+        deal = position(rules, rng, kind, tricks_left=rules.hand_size, extra_cards=0)
+        while not deal.is_over:
+            obs = _observe(deal, encoder, table)
+            action = agent.act(obs)
+            same += action == heuristic.act(obs)
+            plays += 1
+            deal.apply_action(table.universal[action])
+        searched = agent.stats["play"].searches
+        if kind == "misere" and not misere_play:
+            assert searched == 0 and same == plays
+        else:
+            assert searched > 0
+    with pytest.raises(ValueError, match="misere_play"):
+        PIMCAgent(rules, misere_play="no")
 
 
 RULE_VARIANTS = [make_rules(p) for p in PRESET_NAMES] + [

@@ -40,7 +40,7 @@ from agents.search.values import (
     world_action_values,
     worlds_action_values,
 )
-from five_hundred_env.actions import ActionTable
+from five_hundred_env.actions import MISERE, ActionTable
 from five_hundred_env.engine import Deal
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
@@ -183,6 +183,8 @@ class PIMCAgent(Agent):
     show the game scores the agent's own observation shows; ``win_bonus`` (points, 0: off) adds
     that many points to the value of a deal that wins the game for the agent's side (and takes
     them from one that wins it for another side: :class:`~agents.search.values.GameStakes`).
+    ``misere_play=False`` leaves the card play of a closed misère (declarer and defenders) to the
+    base agent (docs/search.md §4: the search's misère play measured behind the heuristic's).
     """
 
     name = "pimc"
@@ -192,7 +194,7 @@ class PIMCAgent(Agent):
                  search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
-                 inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0) -> None:
+                 inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -216,6 +218,10 @@ class PIMCAgent(Agent):
             raise ValueError(f"win_bonus must be a number of points >= 0, got {win_bonus!r}")
         self.win_bonus = float(win_bonus)
         """Points a deal that wins the game is worth beyond its own (0: the deal's points only)."""
+        if not isinstance(misere_play, bool):
+            raise ValueError(f"misere_play must be true or false, got {misere_play!r}")
+        self.misere_play = misere_play
+        """Whether the card play of a (closed) misère is searched (else it is the base agent's)."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
         self._play_out: PlayOut | HeuristicBatchPlayOut | None = None
@@ -275,7 +281,8 @@ class PIMCAgent(Agent):
             self.stats[kind].fallbacks += 1
             return self.table.compact[base_action]
         legal = [self.table.universal[int(a)] for a in legal_compact]
-        action = base_action if len(legal) == 1 else self._search(kind, info, legal, base_action, vector)
+        unsearched = len(legal) == 1 or (kind == "play" and info.contract == MISERE and not self.misere_play)
+        action = base_action if unsearched else self._search(kind, info, legal, base_action, vector)
         if kind == "play":
             self.tracker.record_own_play(vector, info, action)
         return self.table.compact[action]

@@ -81,9 +81,9 @@ class GameStakes:
 class HeuristicBatchPlayOut:
     """Plays many deals to their end at once, every seat the heuristic, on the batched engine
     (:func:`agents.heuristic.compiled.play_out`: the same decisions as ``HeuristicAgent``, no
-    Python per decision). Called with a list of deals (and the game's side ``scores`` their
-    observations show; none: zero), it returns each one's :class:`Outcome` and leaves the deals
-    as they are. Needs numba (the ``vector`` extra)."""
+    Python per decision): :meth:`branches` plays worlds out after each candidate action, their
+    observations showing the game's side ``scores`` (none: zero), and returns each playout's
+    :class:`Outcome`, leaving the worlds as they are. Needs numba (the ``vector`` extra)."""
 
     def __init__(self, rules: Rules) -> None:
         from agents.heuristic.compiled import policy_tables  # numba: imported only when used
@@ -92,15 +92,27 @@ class HeuristicBatchPlayOut:
         self.tables = policy_tables(rules)
         self._engine: Any = None
 
-    def __call__(self, deals: list[Deal], scores: Sequence[int] | None = None) -> list[Outcome]:
-        from agents.heuristic.compiled import play_out
+    def branches(self, worlds: list[Deal], actions: list[int], scores: Sequence[int] | None = None) -> list[Outcome]:
+        """The :class:`Outcome` of every world after every one of ``actions`` (legal in each world),
+        world by world, as the worlds' clones with each action applied would end, each world
+        loaded once (:meth:`~five_hundred_env.vector.BatchEngine.load_branches`)."""
+        engine = self._engine_for(len(worlds) * len(actions))
+        for w, world in enumerate(worlds):
+            engine.load_branches(range(w * len(actions), (w + 1) * len(actions)), world, actions, scores)
+        return self._play(len(worlds) * len(actions))
+
+    def _engine_for(self, games: int) -> Any:
         from five_hundred_env.vector import BatchEngine
 
-        if self._engine is None or self._engine.num_games < len(deals):
-            self._engine = BatchEngine(self.rules, max(len(deals), 16), seed=0, observations=False)
-        for game, deal in enumerate(deals):
-            self._engine.load_position(game, deal, scores)
-        games = np.arange(len(deals))
+        if self._engine is None or self._engine.num_games < games:
+            self._engine = BatchEngine(self.rules, max(games, 16), seed=0, observations=False)
+        return self._engine
+
+    def _play(self, count: int) -> list[Outcome]:
+        """Play the first ``count`` games out; their outcomes."""
+        from agents.heuristic.compiled import play_out
+
+        games = np.arange(count)
         changes = play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
         thrown_in, team, made = self._engine.contract_outcomes(games)
         sides = range(self.rules.num_sides)
@@ -168,17 +180,9 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
 def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: HeuristicBatchPlayOut,
                          solver_tricks: int = 0, stakes: GameStakes | None = None) -> list[dict[int, float]]:
     """:func:`world_action_values` of every world, the playouts of all their actions in one batch."""
-    values: list[dict[int, float] | None] = []
-    trials = []
-    for world in worlds:
-        solved = _solved_values(world, actions, side, solver_tricks, stakes)
-        values.append(solved)
-        if solved is None:
-            for action in actions:
-                trial = world.clone()
-                trial.apply_action(action)
-                trials.append(trial)
-    outcomes = iter(play_out(trials, stakes.scores if stakes is not None else None) if trials else [])
+    values = [_solved_values(world, actions, side, solver_tricks, stakes) for world in worlds]
+    played = [world for world, solved in zip(worlds, values, strict=True) if solved is None]
+    outcomes = iter(play_out.branches(played, actions, stakes.scores if stakes is not None else None) if played else [])
     rules = play_out.rules
     worth = stakes.value if stakes is not None else _points
     return [solved if solved is not None else {a: worth(rules, next(outcomes), side) for a in actions}

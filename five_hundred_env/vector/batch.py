@@ -299,6 +299,26 @@ class BatchEngine:
             raise ValueError(f"action {bad} of the deal's history ({history[bad]}) is not legal in game {game}")
         self._refresh(np.array([game]))
 
+    def load_branches(self, games: Sequence[int], deal: Deal, actions: Sequence[int],
+                      scores: Sequence[int] | None = None) -> None:
+        """Put ``deal`` followed by ``actions[i]`` (a universal id legal in ``deal``) into game
+        ``games[i]``, as :meth:`load_position` of each branch would, but loading ``deal`` once: the
+        candidates of a search's world. An illegal action raises ``ValueError``; the games are then
+        left in an unspecified state (load them again)."""
+        games = self._check_games(np.asarray(games))
+        if len(games) != len(actions) or len(games) == 0:
+            raise ValueError(f"give one action per game, at least one: {len(games)} games, {len(actions)} actions")
+        self.load_position(int(games[0]), deal, scores)
+        streams = self._state[games[1:]][:, [F_DEAL_RNG, F_ACTION_RNG]]  # each game keeps its own random streams
+        self._state[games[1:]] = self._state[games[0]]
+        self._state[games[1:], F_DEAL_RNG], self._state[games[1:], F_ACTION_RNG] = streams.T
+        for game, action in zip(games.tolist(), actions, strict=True):
+            step = np.array([action], dtype=np.int64)
+            if not 0 <= action < NUM_UNIVERSAL_ACTIONS or _step.replay(
+                    self._state, game, self._opts, step, self._word_bit, self._word_kind) >= 0:
+                raise ValueError(f"action {action} is not legal in the deal loaded into game {game}")
+        self._refresh(games)
+
     def kernel_arrays(self) -> KernelArrays:
         """The arrays compiled policies step these games with (see :class:`KernelArrays`)."""
         return KernelArrays(self._state, self._opts, self._offsets)

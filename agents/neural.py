@@ -159,6 +159,11 @@ class ActorCritic(nn.Module):
             logits = logits + self.advice_weight * x[..., -self.num_actions:]
         return logits.masked_fill(~mask.bool(), MASK_VALUE)
 
+    def residual_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """The actor's own logits, before the advice is added and unmasked (what the expert
+        iteration's ``regression`` fit makes estimates of each action's advantage)."""
+        return self.actor(self._features(obs))
+
     def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """The critic's value of each row (shape ``(batch,)``)."""
         if self.critic is None:

@@ -116,6 +116,26 @@ def test_the_fit_learns_a_better_action_and_keeps_the_start_when_every_epoch_los
     assert all(torch.equal(start[k], v) for k, v in model.state_dict().items())  # every epoch lost: the start kept
 
 
+def test_the_regression_fit_leaves_the_advice_where_its_estimate_beats_a_held_out_threshold():
+    """Action 5 gains +1 where input 0 is set and loses 1 elsewhere: the regression's estimates
+    learn which, and the advice weight becomes one of ``fit.thresholds``, chosen on the held-out
+    chunks, so the kept network leaves the advice where it pays (a gain near the +0.5 there is)."""
+    data = _synthetic(400, 5, 1.0)
+    offset, (width,) = observation_layout(RULES)["phase"]
+    data["x"][:, 1:offset] = 0  # input 0, the phase (bidding) and the advice alone
+    data["x"][:, offset + width:1399] = 0
+    data["advantages"][:, 5] = np.where(data["x"][:, 0] == 1, 1.0, -1.0)
+    torch.manual_seed(0)
+    model = ActorCritic(**data.pop("spec"))
+    cfg = FitConfig(objective="regression", epochs=8, batch_size=32, learning_rate=1e-2, thresholds=[0.5, 3.0])
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+    kept = max(reversed(history), key=lambda m: m["gain"] - 2 * m["gain_se"])
+    assert history[0]["gain"] == 0 and history[0]["threshold"] == 3.0  # no deviation: the higher threshold
+    assert kept["gain"] > 0.35 and kept["threshold"] == 0.5 and model.advice_weight.item() == 0.5
+    with pytest.raises(ValueError, match="advice"):
+        fit(ActorCritic(1399, 80, [16]), _synthetic(40, 5, 1.0), cfg, seed=1, device=torch.device("cpu"), rules=RULES)
+
+
 def _run(tmp_path: Path, name: str, *extra: str) -> int:
     return main([str(TINY), f"logging.dir={tmp_path}", f"logging.run_name={name}", *extra])
 

@@ -9,9 +9,10 @@ Each iteration
    as the heuristic, or ``init_from``'s weights), with improved targets at sampled decisions of
    every kind — rollouts of every candidate bid, discard and nomination on the same deal, PIMC
    values for the card play — and the deals' results for the critic;
-2. **fits** the network (:func:`fit`): the actor to the improved targets (``fit.objective``:
+2. **fits** the network (:func:`training.algorithms.exit_fit.fit`): the actor to the improved targets (``fit.objective``:
    ``all_action`` maximises ``Σ_a π(a|o)·A(o, a)``, the all-action policy gradient;
-   ``cross_entropy`` imitates the best-scoring candidate), the critic to
+   ``cross_entropy`` imitates the best-scoring candidate; ``regression`` estimates the advantages
+   and leaves the heuristic's advice only above a held-out threshold), the critic to
    the results; the last ``fit.held_out`` of the chunks is held out and the epoch whose greedy
    policy gains most on it is kept (the starting weights, if no epoch gains);
 3. **logs** a row (``progress.csv`` and TensorBoard, through ``training.records.runlog.RunLog``), with a
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -39,12 +39,12 @@ from typing import Any, Literal
 import numpy as np
 import torch
 from pydantic import Field, model_validator
-from torch import nn
 
 from agents.neural import ActorCritic, CheckpointError, central_size, load_training_weights, read_checkpoint
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from training.algorithms.exit_fit import fit, selection_bound
 from training.evaluation.policy_evaluation import evaluate_policy, score_ci
 from training.records.runlog import RunLog
 from training.records.runs import CACHE, CONFIG, RunFolder, open_run, save_checkpoint_file, write_checkpoint
@@ -52,11 +52,9 @@ from training.rollouts.exit_data import (
     DECISION_KINDS,
     RESULT_SCALE,
     ChunkJob,
-    anchor_rows,
     chunk_sizes,
     generate_cached,
     target_stats,
-    targets_of_kinds,
 )
 from training.settings.config import (
     MAX_DEALS,
@@ -192,145 +190,6 @@ def _resume_from(run: RunFolder, model: ActorCritic, rules: Rules, config: ExitC
     return int(data["counters"]["iteration"]), float(data["counters"]["time_s"])
 
 
-# -- the fit ---------------------------------------------------------------------------------------
-
-def _held_out_mask(chunks: np.ndarray, fraction: float) -> np.ndarray:
-    """Rows of the last ``fraction`` of the chunks (at least one chunk, never all if there are two)."""
-    ids = list(dict.fromkeys(chunks.tolist()))
-    held = ids[len(ids) - max(1, round(len(ids) * fraction)):] if len(ids) > 1 else []
-    if not held:  # a single chunk: its last rows
-        mask = np.zeros(len(chunks), dtype=bool)
-        mask[len(chunks) - max(1, int(len(chunks) * fraction)):] = True
-        return mask
-    return np.isin(chunks, held)
-
-
-def _targets(data: dict[str, np.ndarray], penalty: float) -> np.ndarray:
-    """Advantages of the scored candidates; legal actions not scored (jump bids) get ``-penalty``."""
-    return np.where(data["candidates"].astype(bool), data["advantages"], np.float32(-penalty)).astype(np.float32)
-
-
-def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device, rules: Rules,
-        log: Log = print, on_epoch: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
-    """Fit the actor to the improved targets and the critic to the results; keep the epoch whose
-    greedy policy gains most on the held-out chunks, less ``cfg.selection_z`` standard errors (the
-    last of the best; the starting weights if every epoch does worse). Returns
-    one metrics dict per epoch, epoch 0 (the starting weights: no training losses) first:
-    ``gain`` (points per decision over the data's policy, held out, with ``gain_se``),
-    ``agreement`` (with the best-scoring candidate), ``deviation`` (from the data's policy),
-    ``policy_loss``, ``value_loss``, ``held_value_loss`` and ``kept`` (held out: how often the
-    decisions of the kinds not fitted keep the starting network's choice). Only the targets of
-    ``cfg.kinds`` are used; at the critic's samples of the other kinds a cross-entropy
-    (``cfg.anchor_coef``) keeps the starting network's choice."""
-    anchors = anchor_rows(data, cfg.kinds, rules)
-    data = targets_of_kinds(data, cfg.kinds)
-    held = _held_out_mask(data["chunk"], cfg.held_out)
-    held_v = _held_out_mask(data["value_chunk"], cfg.held_out)
-    with torch.no_grad():  # the starting network's choices, which the anchored decisions keep
-        anchor_x, anchor_mask = (torch.from_numpy(data[k][anchors]).to(device) for k in ("value_x", "value_mask"))
-        anchor_action = model.masked_logits(anchor_x, anchor_mask).argmax(-1) if len(anchors) else torch.zeros(0)
-    anchor_train, anchor_held = np.flatnonzero(~held_v[anchors]), np.flatnonzero(held_v[anchors])
-    targets = _targets(data, cfg.non_candidate_penalty)
-    target = torch.from_numpy(targets).to(device)
-    scores = np.where(data["mask"].astype(bool), targets, -np.inf)
-    scores[np.arange(len(scores)), data["action"]] += 1e-6  # on a tie the policy's own choice is the best
-    best_choice = torch.from_numpy(scores.argmax(axis=1)).to(device)
-    t = {k: torch.from_numpy(data[k]).to(device) for k in ("x", "mask", "action", "value_x", "returns", "value_extra")}
-    train_rows, train_v = np.flatnonzero(~held), np.flatnonzero(~held_v)
-    gen = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
-    steps = max(1, math.ceil(len(train_rows) / cfg.batch_size))
-    value_batch = max(1, math.ceil(len(train_v) / steps))
-    anchor_batch = max(1, math.ceil(len(anchor_train) / steps))
-    extra = model.critic_extra > 0
-
-    def held_metrics() -> dict[str, float]:
-        with torch.no_grad():
-            rows = torch.from_numpy(anchor_held)
-            kept = model.masked_logits(anchor_x[rows], anchor_mask[rows]).argmax(-1) == anchor_action[rows]
-        return {**_held_metrics(model, t, target, best_choice, held, held_v),
-                "kept": float(kept.float().mean()) if len(rows) else 1.0}
-
-    start = {"epoch": 0.0, "policy_loss": math.nan, "value_loss": math.nan, **held_metrics()}
-    best = (_lower_bound(start, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
-    history = [start]
-    for epoch in range(cfg.epochs):
-        order = torch.from_numpy(train_rows)[torch.randperm(len(train_rows), generator=gen)]
-        v_order = torch.from_numpy(train_v)[torch.randperm(len(train_v), generator=gen)]
-        a_order = torch.from_numpy(anchor_train)[torch.randperm(len(anchor_train), generator=gen)]
-        sums = {"policy_loss": 0.0, "value_loss": 0.0}
-        for k in range(steps):
-            mb = order[k * cfg.batch_size:(k + 1) * cfg.batch_size].to(device)
-            vb = v_order[k * value_batch:(k + 1) * value_batch].to(device)
-            policy_loss = _policy_loss(model, t, target, best_choice, mb, cfg.objective)
-            value = model.value(t["value_x"][vb], t["value_extra"][vb] if extra else None)
-            value_loss = 0.5 * ((value - t["returns"][vb]) ** 2).mean() if len(vb) else torch.zeros(())
-            ab = a_order[k * anchor_batch:(k + 1) * anchor_batch].to(device)
-            anchor_loss = nn.functional.cross_entropy(model.masked_logits(anchor_x[ab], anchor_mask[ab]), anchor_action[ab]) \
-                if len(ab) and cfg.anchor_coef else torch.zeros(())
-            optimizer.zero_grad()
-            (policy_loss + cfg.value_coef * value_loss + cfg.anchor_coef * anchor_loss).backward()
-            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            optimizer.step()
-            sums["policy_loss"] += policy_loss.item() / steps
-            sums["value_loss"] += value_loss.item() / steps
-        metrics = {"epoch": float(epoch + 1), **sums, **held_metrics()}
-        for name in metrics:  # a diverged fit must not reach a checkpoint
-            if not math.isfinite(metrics[name]):
-                raise FloatingPointError(f"the fit diverged: {name} is {metrics[name]} at epoch {epoch + 1}")
-        history.append(metrics)
-        if on_epoch:
-            on_epoch(metrics)
-        log(f"  fit epoch {epoch + 1}/{cfg.epochs}: held out: gain {RESULT_SCALE * metrics['gain']:+.2f} points per "
-            f"decision (±{RESULT_SCALE * metrics['gain_se']:.2f}), agrees with the best candidate "
-            f"{metrics['agreement']:.1%}, deviates {metrics['deviation']:.1%}; value loss {metrics['held_value_loss']:.3f}"
-            + (f"; other decisions kept {metrics['kept']:.1%}" if len(anchors) else ""))
-        if _lower_bound(metrics, cfg) >= best[0]:  # on a tie the later epoch: the same choices, a better critic
-            best = (_lower_bound(metrics, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
-    model.load_state_dict(best[1])
-    return history
-
-
-def _lower_bound(metrics: dict[str, float], cfg: FitConfig) -> float:
-    """What chooses the epoch: the held-out gain less ``selection_z`` standard errors, so that an
-    epoch is not kept for a gain its held-out decisions cannot tell from noise."""
-    return metrics["gain"] - cfg.selection_z * metrics["gain_se"]
-
-
-def _policy_loss(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
-                 mb: torch.Tensor, objective: str) -> torch.Tensor:
-    if not len(mb):
-        return torch.zeros(())
-    logits = model.masked_logits(t["x"][mb], t["mask"][mb])
-    if objective == "cross_entropy":
-        return nn.functional.cross_entropy(logits, best_choice[mb])
-    return -(torch.softmax(logits, dim=-1) * target[mb]).sum(-1).mean()  # illegal actions have probability 0
-
-
-HELD_OUT_SLICE = 65_536
-"""Rows of the held-out decisions evaluated per forward pass (the fit of 160,000 deals' data ran out
-of memory evaluating its 650,000 held-out decisions at once)."""
-
-
-def _held_metrics(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
-                  held: np.ndarray, held_v: np.ndarray) -> dict[str, float]:
-    rows, v_rows = torch.from_numpy(np.flatnonzero(held)), torch.from_numpy(np.flatnonzero(held_v))
-    with torch.no_grad():  # in slices: the float inputs of a whole held-out set need gigabytes
-        greedy = torch.cat([model.masked_logits(t["x"][part], t["mask"][part]).argmax(-1)
-                            for part in rows.split(HELD_OUT_SLICE)]) if len(rows) else rows
-        gain = target[rows].gather(1, greedy[:, None]).squeeze(1)
-        value = torch.cat([model.value(t["value_x"][part], t["value_extra"][part] if model.critic_extra else None)
-                           for part in v_rows.split(HELD_OUT_SLICE)]) if len(v_rows) else v_rows.float()
-    n = len(rows)
-    return {
-        "gain": float(gain.mean()) if n else 0.0,
-        "gain_se": float(gain.std() / math.sqrt(n)) if n > 1 else 0.0,
-        "agreement": float((greedy == best_choice[rows]).float().mean()) if n else 0.0,
-        "deviation": float((greedy != t["action"][rows]).float().mean()) if n else 0.0,
-        "held_value_loss": float(0.5 * ((value - t["returns"][v_rows]) ** 2).mean()) if len(v_rows) else 0.0,
-    }
-
-
 # -- the run ---------------------------------------------------------------------------------------
 
 def _seeds(config: ExitConfig, iteration: int, count: int) -> list[int]:
@@ -402,7 +261,7 @@ def run_iteration(config: ExitConfig, rules: Rules, model: ActorCritic, iteratio
                       "rollout_gain_se": RESULT_SCALE * m["gain_se"], "rollout_deviation": m["deviation"]})
 
     history = fit(model, data, config.fit, seeds[0], torch.device("cpu"), rules, log, log_epoch)
-    kept = max(reversed(history), key=lambda m: _lower_bound(m, config.fit))  # the last of the best: what fit kept
+    kept = max(reversed(history), key=lambda m: selection_bound(m, config.fit))  # the last of the best: what fit kept
     row: dict[str, Any] = {
         "kind": "exit", "global_step": iteration * ITERATION_STEP, "update": iteration,
         "deals": iteration * config.generation.deals, "batch_size": int(stats["targets"]),

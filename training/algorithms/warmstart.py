@@ -122,9 +122,9 @@ def imitation(config: Config, rules: Rules, session: Session, runlog: RunLog, de
 def rollouts(config: Config, rules: Rules, session: Session, run: RunFolder, runlog: RunLog,
              device: torch.device, log: Log) -> None:
     """The one-step rollout improvement over the heuristic of every sampled decision kind
-    (:func:`training.rollouts.exit_data.heuristic_rollouts`), fitted by :func:`training.algorithms.expert_iteration.fit`
+    (:func:`training.rollouts.exit_data.heuristic_rollouts`), fitted by :func:`training.algorithms.exit_fit.fit`
     (a row per epoch)."""
-    from training.algorithms.expert_iteration import fit
+    from training.algorithms.exit_fit import fit
     from training.rollouts.exit_data import DECISION_KINDS, RESULT_SCALE, chunk_sizes, heuristic_rollouts, target_stats
     from training.workers.distributed import Backend
 

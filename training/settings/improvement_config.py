@@ -2,7 +2,7 @@
 and the rollout warm start of PPO runs (``pretrain.rollouts``, ``training.algorithms.warmstart``).
 
 Both measure, at sampled decisions, the advantage of every candidate action by playouts
-(``training.rollouts.exit_data``) and fit the network to them (``training.algorithms.expert_iteration.fit``).
+(``training.rollouts.exit_data``) and fit the network to them (``training.algorithms.exit_fit.fit``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,15 @@ class SampleConfig(Section):
 
 
 class FitConfig(Section):
-    """The fit of the actor to improved targets and the critic to results (``training.algorithms.expert_iteration.fit``)."""
+    """The fit of the actor to improved targets and the critic to results (``training.algorithms.exit_fit.fit``)."""
 
-    objective: Literal["all_action", "cross_entropy"] = "all_action"
+    objective: Literal["all_action", "cross_entropy", "regression"] = Field(
+        "all_action", description="all_action: the all-action policy gradient; cross_entropy: imitate the best "
+                                  "candidate; regression: least-squares advantages, followed above a threshold")
+    thresholds: list[float] = Field(
+        default_factory=lambda: [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0], min_length=1,
+        description="regression: the advice weights (×100 points) the held-out decisions choose among: how much "
+                    "an estimated advantage must beat the advised action's to leave it")
     epochs: int = Field(8, gt=0, le=10_000)
     batch_size: int = Field(256, gt=0, le=2**20)
     learning_rate: float = Field(3e-4, gt=0, le=1)

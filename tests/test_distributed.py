@@ -225,6 +225,10 @@ def test_a_match_on_ray_gives_the_report_of_one_process(ray_address, monkeypatch
     assert json.loads(out[out.index("{"):]) == alone
 
 
+# A Ray worker imports the shipped copy of the code, whose numba cache is cold: its first use of the
+# batched engine compiles it (about 100 CPU-seconds in each of the cluster's two workers), so the
+# tests of the batched rollouts on Ray are long runs (``-m full``); this module's other Ray tests never compile it.
+@pytest.mark.full
 def test_the_rollout_warm_start_on_ray_has_the_data_of_one_process(ray_address):
     pytest.importorskip("torch")
     import torch
@@ -244,6 +248,7 @@ def test_the_rollout_warm_start_on_ray_has_the_data_of_one_process(ray_address):
         assert np.array_equal(alone[key], on_ray[key]), key
 
 
+@pytest.mark.full
 def test_expert_iteration_data_on_ray_are_the_data_of_one_process(ray_address):
     pytest.importorskip("torch")
     import torch

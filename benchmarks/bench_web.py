@@ -47,12 +47,15 @@ def free_port() -> int:
 
 
 def start_server(port: int, folder: str, games: int, workers: int, agent_processes: int,
-                 cpus: set[int] | None = None) -> subprocess.Popen:
-    """The server, on ``port``, kept on the CPUs ``cpus`` (all when ``None``); returns once it answers."""
+                 cpus: set[int] | None = None, agent_nice: int | None = None) -> subprocess.Popen:
+    """The server, on ``port``, kept on the CPUs ``cpus`` (all when ``None``), its agent processes
+    ``agent_nice`` steps of niceness below it (``None``: serve's default); returns once it answers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "training.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
                "--games-dir", folder, "--pace", "0", "--max-games", str(games + 10), "--workers", str(workers),
                "--agent-processes", str(agent_processes)]
+    if agent_nice is not None:
+        command += ["--agent-nice", str(agent_nice)]
     keep = None if cpus is None else lambda: os.sched_setaffinity(0, cpus)  # before the server starts a thread
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=keep)
     deadline = time.monotonic() + 120
@@ -75,10 +78,12 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def children(pid: int) -> list[int]:
-    """The processes ``pid`` started (the server's agent processes; Linux; none elsewhere)."""
+def agent_processes(pid: int) -> list[int]:
+    """The agent processes the server ``pid`` started (Linux; none elsewhere): its children but
+    multiprocessing's resource tracker, which idles."""
     try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        return [c for c in children if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
     except (OSError, ValueError):
         return []
 
@@ -185,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
     parser.add_argument("--agent-processes", type=int, default=1,
                         help="the processes the server's agents think in (default 1, as serve's; 0: on its threads)")
+    parser.add_argument("--agent-nice", type=int, metavar="N",
+                        help="the agent processes' niceness below the server's (default: serve's, 10)")
     parser.add_argument("--think", type=float, default=0.0,
                         help="seconds each client waits before its move, as a person would (default 0: no wait)")
     parser.add_argument("--server-cpus", metavar="LIST", help="keep the server on these CPUs: 0, or 0,1 (Linux; default: all)")
@@ -196,10 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         cpus = None if args.server_cpus is None else {int(c) for c in args.server_cpus.split(",")}
-        server = start_server(port, folder, args.games, args.workers, args.agent_processes, cpus)
+        server = start_server(port, folder, args.games, args.workers, args.agent_processes, cpus, args.agent_nice)
         try:
             clients = [Client(port, args.preset, args.agents, players, args.think) for _ in range(args.games)]
-            agent_pids = children(server.pid)
+            agent_pids = agent_processes(server.pid)
             began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
             agents_cpu = sum(cpu_seconds(pid) for pid in agent_pids)
             asyncio.run(play_all(clients))
@@ -215,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
         "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
-        "agents": args.agents, "workers": args.workers, "think_s": args.think, "cpus": os.cpu_count(),
+        "agents": args.agents, "workers": args.workers, "agent_nice": args.agent_nice, "think_s": args.think,
+        "cpus": os.cpu_count(),
         "server_cpus": args.server_cpus, "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_cpu_s": round(server_cpu, 2), "clients_cpu_s": round(own_cpu, 2),
         "server_cpu_ms_per_move": round(1000 * server_cpu / max(1, len(latencies)), 2),

@@ -6,6 +6,8 @@ than hang them."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -13,7 +15,7 @@ from five_hundred_env.rules import make_rules
 from training.web.app import create_app
 from training.web.session import GameSession
 from training.web.store import GameStore
-from training.web.thinkers import AgentFailed, AgentProcesses, GameSetup
+from training.web.thinkers import MAX_NICE, AgentFailed, AgentProcesses, GameSetup
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,27 @@ def test_a_process_that_dies_is_started_anew_and_the_copies_are_made_again():
         assert agents._processes[0].process.is_alive()
     finally:
         agents.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="niceness is a Unix process's")
+@pytest.mark.parametrize("nice", [0, 7])
+def test_the_agent_processes_run_at_the_niceness_asked_below_the_server(nice):
+    agents = AgentProcesses(1, 1, nice)
+    try:
+        setup = GameSetup(make_rules("australian"), 3, None, None, ("heuristic",) * 4)
+        assert len(agents.play("nice-" + "x" * 20, setup, 0, [], 4)) == 4  # it answers: past its start
+        pid = agents._processes[0].process.pid
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(MAX_NICE, os.getpriority(os.PRIO_PROCESS, 0) + nice)
+    finally:
+        agents.close()
+
+
+@pytest.mark.parametrize("nice", [-1, 20, 2.5, True])
+def test_a_niceness_out_of_range_is_refused(nice):
+    with pytest.raises(ValueError, match="niceness must be 0 to 19"):
+        AgentProcesses(1, 1, nice)
+    with pytest.raises(ValueError, match="niceness must be 0 to 19"):
+        GameStore(None, agent_processes=1, agent_nice=nice)
 
 
 def test_a_server_with_agent_processes_plays_a_deal_through_the_api():

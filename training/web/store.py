@@ -27,7 +27,7 @@ from five_hundred_env.records import replay
 from five_hundred_env.rules import Rules, make_rules
 from training.web.saver import Saver, read_game
 from training.web.session import GameError, GameSession
-from training.web.thinkers import AgentProcesses
+from training.web.thinkers import DEFAULT_NICE, AgentProcesses, check_nice
 
 log = logging.getLogger(__name__)
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -86,11 +86,12 @@ class GameStore:
     ``max_games``: how many may exist at once; ``idle_seconds``: a game nobody has looked at for
     that long is deleted; ``pace``: the default seconds between agents' moves; ``workers``: the
     threads the agents think on; ``agent_processes``: how many processes they think in (0: on the
-    worker threads themselves; see :mod:`training.web.thinkers`); ``agent_files``: checkpoint paths
+    worker threads themselves; see :mod:`training.web.thinkers`), ``agent_nice`` steps of niceness
+    below the server's priority (0 to 19); ``agent_files``: checkpoint paths
     the page may name as agents (no other file is ever loaded on a page's request)."""
 
     def __init__(self, folder: str | Path | None = None, *, max_games: int = 100, idle_seconds: float = 3600.0,
-                 pace: float = 0.8, workers: int = 4, agent_processes: int = 0,
+                 pace: float = 0.8, workers: int = 4, agent_processes: int = 0, agent_nice: int = DEFAULT_NICE,
                  agent_files: Sequence[str] = ()) -> None:
         if max_games < 1:
             raise ValueError(f"the number of games must be at least 1, got {max_games}")
@@ -102,6 +103,7 @@ class GameStore:
             raise ValueError(f"the agents need at least 1 worker thread, got {workers}")
         if agent_processes < 0:
             raise ValueError(f"the number of agent processes must be 0 or more, got {agent_processes}")
+        check_nice(agent_nice)
         self.folder = None if folder is None else Path(folder).expanduser()
         self.max_games, self.idle_seconds, self.pace = max_games, idle_seconds, pace
         self.agent_files = []
@@ -118,7 +120,7 @@ class GameStore:
         self._untold: set[str] = set()
         """Those of them changed meanwhile: the watchers are told when the moves are played."""
         self.scheduler = Scheduler(workers)
-        self.processes = AgentProcesses(agent_processes, workers) if agent_processes else None
+        self.processes = AgentProcesses(agent_processes, workers, agent_nice) if agent_processes else None
         self.saver: Saver | None = None
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -9,12 +9,16 @@ build them (so they play the same moves). The server's worker thread sends the m
 the last exchange and waits, without the lock, for the agents' moves: all those due at once (a
 round of the table at pace 0, up to the person's turn) in one exchange. A game always goes to the
 same process; each process has one pipe and one thread per worker thread of the server, so one
-slow search agent holds up its own game only, as on the server's threads.
+slow search agent holds up its own game only, as on the server's threads. The processes run at a
+lower priority than the server (``nice``): on cores the two share, a person's move is answered
+before the agents think, since nobody waits on the agents' thinking (the page shows their moves at
+a pace) but a person waits on the answer to their move.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import random
 import signal
@@ -53,17 +57,25 @@ class _ProcessStopped(Exception):
     """An exchange found its agent process gone (its pipe closed)."""
 
 
+MAX_NICE = 19
+"""The largest niceness a Unix process may have (the lowest priority)."""
+DEFAULT_NICE = 10
+"""How far below the server's priority its agent processes run by default (``serve --agent-nice``)."""
+
+
 class AgentProcesses:
     """``count`` processes thinking for the agents, each answering up to ``threads`` games at once
-    (the server's worker threads)."""
+    (the server's worker threads), ``nice`` steps of niceness below the server's priority
+    (:data:`DEFAULT_NICE`; 0: the server's own)."""
 
-    def __init__(self, count: int, threads: int) -> None:
+    def __init__(self, count: int, threads: int, nice: int = DEFAULT_NICE) -> None:
         if count < 1 or threads < 1:
             raise ValueError(f"agent processes need at least 1 process and 1 thread, got {count} and {threads}")
+        check_nice(nice)
         self._context = multiprocessing.get_context("spawn")  # fork would copy the server's threads and locks
-        self._threads = threads
+        self._threads, self._nice = threads, nice
         self._replacing = threading.Lock()
-        self._processes = [_AgentProcess(self._context, threads, number) for number in range(count)]
+        self._processes = [_AgentProcess(self._context, threads, number, nice) for number in range(count)]
 
     def play(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int], most: int) -> list[int] | None:
         """The agents' moves (universal ids) in the copy of game ``game_id`` once it has ``moves``
@@ -102,7 +114,7 @@ class AgentProcesses:
         with self._replacing:
             if self._processes[index] is stopped:
                 stopped.close()
-                self._processes[index] = _AgentProcess(self._context, self._threads, index)
+                self._processes[index] = _AgentProcess(self._context, self._threads, index, self._nice)
             return self._processes[index]
 
     def close(self) -> None:
@@ -114,9 +126,9 @@ class AgentProcesses:
 class _AgentProcess:
     """One agent process and its pipes, each used by one exchange at a time."""
 
-    def __init__(self, context: Any, pipes: int, number: int) -> None:
+    def __init__(self, context: Any, pipes: int, number: int, nice: int) -> None:
         ends = [context.Pipe() for _ in range(pipes)]
-        self.process = context.Process(target=_serve, args=([child for _, child in ends],),
+        self.process = context.Process(target=_serve, args=([child for _, child in ends], nice),
                                        name=f"five-hundred-agents-{number}", daemon=True)
         _start_deaf_to_ctrl_c(self.process)
         self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
@@ -204,11 +216,22 @@ class _Copy:
         return played
 
 
-def _serve(connections: list[Connection]) -> None:
-    """An agent process: a thread per pipe answers ``(forgotten games, game id, setup, base,
-    moves, most)`` with ``(the agents' moves, None)``, ``(None, None)`` when it has no copy of the
-    game at ``base``, or ``(None, error)`` when an agent raised, until the server closes the pipe."""
+def check_nice(nice: int) -> None:
+    """A ``ValueError`` unless ``nice`` is a niceness to add, 0 to :data:`MAX_NICE`."""
+    if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
+        raise ValueError(f"the agent processes' niceness must be 0 to {MAX_NICE}, got {nice!r}")
+
+
+def _serve(connections: list[Connection], nice: int) -> None:
+    """An agent process, ``nice`` steps below its parent's priority: a thread per pipe answers
+    ``(forgotten games, game id, setup, base, moves, most)`` with ``(the agents' moves, None)``,
+    ``(None, None)`` when it has no copy of the game at ``base``, or ``(None, error)`` when an
+    agent raised, until the server closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # see _start_deaf_to_ctrl_c
+    if nice and hasattr(os, "nice"):  # (Unix; elsewhere the agents keep the server's priority)
+        # A person's move is answered by the server; the agents' thinking is not awaited by anyone
+        # (the page shows their moves at a pace): where the cores are short, the server goes first.
+        os.nice(nice)
     copies: dict[str, _Copy] = {}
     lock = threading.Lock()
 
@@ -243,4 +266,4 @@ def _serve(connections: list[Connection]) -> None:
         thread.join()
 
 
-__all__ = ["AgentFailed", "AgentProcesses", "GameSetup"]
+__all__ = ["DEFAULT_NICE", "MAX_NICE", "AgentFailed", "AgentProcesses", "GameSetup", "check_nice"]

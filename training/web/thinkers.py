@@ -5,8 +5,9 @@ In one process, the agents' threads and the event loop that answers the requests
 through the interpreter's lock: every millisecond an agent thinks is a millisecond no request is
 answered (docs/web.md, "Measured"). Here a process keeps a copy of each game (the same rules, seed
 and moves, so the same cards) and its agents, built from their spec and seed as the server would
-build them (so they play the same moves). The server's worker thread sends the moves made since
-the last exchange and waits, without the lock, for the agents' moves: all those due at once (a
+build them (so they play the same moves). The server sends the moves made since the last exchange
+(from a worker thread, :meth:`AgentProcesses.play`, which waits without the lock; or from its event
+loop, :meth:`AgentProcesses.ask`, which awaits the answer there) and gets the agents' moves: all those due at once (a
 round of the table at pace 0, up to the person's turn) in one exchange. A game always goes to the
 same process; each process has one pipe and one thread per worker thread of the server, so one
 slow search agent holds up its own game only, as on the server's threads. The processes run at a
@@ -17,6 +18,7 @@ a pace) but a person waits on the answer to their move.
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import queue
@@ -24,6 +26,7 @@ import random
 import signal
 import threading
 import zlib
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -99,6 +102,24 @@ class AgentProcesses:
         except _ProcessStopped:
             raise AgentFailed("the agents' process stopped") from None
 
+    async def ask(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int],
+                  most: int) -> list[int] | None:
+        """:meth:`play` from the event loop: the exchange is sent, and its answer awaited, on the
+        loop (no thread to wake, nor an interpreter's lock to hand over), over pipes of its own."""
+        request = (game_id, setup, base, moves, most)
+        index = self._index(game_id)
+        process = self._processes[index]
+        try:
+            return await process.ask(request)
+        except _ProcessStopped:
+            fresh = self._start_anew(index, process)
+        if setup is None:
+            return None
+        try:
+            return await fresh.ask(request)
+        except _ProcessStopped:
+            raise AgentFailed("the agents' process stopped") from None
+
     def forget(self, game_id: str) -> None:
         """Drop a game that has ended (none of its moves may still be thinking); never waits."""
         self._process(game_id).forget(game_id)
@@ -124,27 +145,36 @@ class AgentProcesses:
 
 
 class _AgentProcess:
-    """One agent process and its pipes, each used by one exchange at a time."""
+    """One agent process and its pipes, each used by one exchange at a time: ``pipes`` for the
+    server's threads (:meth:`call`) and as many for its event loop (:meth:`ask`)."""
 
     def __init__(self, context: Any, pipes: int, number: int, nice: int) -> None:
-        ends = [context.Pipe() for _ in range(pipes)]
+        ends = [context.Pipe() for _ in range(2 * pipes)]
         self.process = context.Process(target=_serve, args=([child for _, child in ends], nice),
                                        name=f"five-hundred-agents-{number}", daemon=True)
         _start_deaf_to_ctrl_c(self.process)
-        self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
-        for ours, child in ends:
+        for _, child in ends:
             child.close()
-            self._free.put(ours)
         self._connections = [ours for ours, _ in ends]
+        self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
+        for ours in self._connections[:pipes]:
+            self._free.put(ours)
+        self._loop_free = self._connections[pipes:]
+        """The event loop's free pipes (the loop's only, so no lock)."""
+        self._loop_waiting: deque[asyncio.Future[Connection]] = deque()
+        """The loop's exchanges waiting for a pipe, in turn."""
         self._forgotten: list[str] = []
         self._lock = threading.Lock()
+
+    def _message(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
+        with self._lock:  # the games to forget go with the next exchange (forget itself never waits)
+            forgotten, self._forgotten = self._forgotten, []
+        return (forgotten, *request)
 
     def call(self, request: tuple[Any, ...]) -> list[int] | None:
         connection = self._free.get()  # never waits: there are as many pipes as games thinking at once
         try:
-            with self._lock:  # the games to forget go with the next exchange (forget itself never waits)
-                forgotten, self._forgotten = self._forgotten, []
-            connection.send((forgotten, *request))
+            connection.send(self._message(request))
             moves, error = connection.recv()
         except (EOFError, OSError):
             raise _ProcessStopped from None
@@ -153,6 +183,42 @@ class _AgentProcess:
         if error is not None:
             raise AgentFailed(error)
         return moves
+
+    async def ask(self, request: tuple[Any, ...]) -> list[int] | None:
+        """:meth:`call` on the event loop: the answer is read when its pipe is readable. The loop's
+        exchanges beyond its pipes wait their turn, as the threads' jobs wait for a free thread."""
+        loop = asyncio.get_running_loop()
+        if self._loop_free:
+            connection = self._loop_free.pop()
+        else:
+            waiter = loop.create_future()
+            self._loop_waiting.append(waiter)
+            connection = await waiter
+        answer: asyncio.Future[Any] = loop.create_future()
+        fd = connection.fileno()
+        try:
+            # A few kB at most, into an empty pipe (one exchange at a time on it): the write does not wait.
+            connection.send(self._message(request))
+            loop.add_reader(fd, _receive, loop, fd, connection, answer)
+            moves, error = await answer
+        except asyncio.CancelledError:
+            loop.remove_reader(fd)
+            raise  # the pipe is not given back: its answer, still to come, would go to the next exchange
+        except (EOFError, OSError):
+            self._give_back(connection)
+            raise _ProcessStopped from None
+        self._give_back(connection)
+        if error is not None:
+            raise AgentFailed(error)
+        return moves
+
+    def _give_back(self, connection: Connection) -> None:
+        while self._loop_waiting:
+            waiter = self._loop_waiting.popleft()
+            if not waiter.done():  # (one whose exchange was cancelled is done)
+                waiter.set_result(connection)
+                return
+        self._loop_free.append(connection)
 
     def forget(self, game_id: str) -> None:
         with self._lock:
@@ -165,6 +231,18 @@ class _AgentProcess:
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+
+
+def _receive(loop: asyncio.AbstractEventLoop, fd: int, connection: Connection, answer: asyncio.Future[Any]) -> None:
+    """The answer of an exchange, read on the event loop once its pipe is readable (a few bytes,
+    written at once by the agent process: the read does not wait); the pipe's end, an error."""
+    loop.remove_reader(fd)
+    if answer.done():  # cancelled (the pipe is dropped)
+        return
+    try:
+        answer.set_result(connection.recv())
+    except (EOFError, OSError) as e:
+        answer.set_exception(e)
 
 
 def _start_deaf_to_ctrl_c(process: Any) -> None:

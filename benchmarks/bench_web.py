@@ -12,7 +12,8 @@ thread per client took as much CPU as the server, on the same cores).
 The latency of a human move is the time from just before the client sends its ``POST
 /api/games/{id}/action`` until it has read the whole answer (the new view; parsing it is not
 counted): the server applies the move and builds the view within the request, the agents think
-afterwards, off the request path, so their thinking is not in it. It prints the human moves per
+afterwards, off the request path, so their thinking is not in it (it is in the agents' turns: from
+a move's answer until the client may move again, also reported). It prints the human moves per
 second, the p50/p99 latency, the server's CPU time per human move (and its agent processes'),
 and the requests per human move, and stops the server. ``--think S`` makes each client wait S seconds before each of its
 moves, as a person would (by default they do not wait: a stress test, every client's next request
@@ -132,6 +133,8 @@ class Client:
         self.http = Connection(port)
         self.preset, self.agents, self.players, self.think = preset, agents, players, think
         self.latencies: list[float] = []
+        self.turns: list[float] = []
+        """Each wait for the agents: from a move's answer until the client may move again."""
         self.errors: list[str] = []
         self.finished = False
 
@@ -151,6 +154,7 @@ class Client:
         if status != 201:
             self.errors.append(f"new game: {status} {view}")
             return
+        answered: float | None = None  # when the client's last move was answered
         while not (view["over"] or view["stopped"]):
             if view["error"]:
                 self.errors.append(f"game error: {view['error']}")
@@ -158,10 +162,13 @@ class Client:
             if not view["legal"]:
                 status, answer = await self.http.request("GET", f"/api/games/{view['id']}?after={view['revision']}&wait=20")
             else:
+                if answered is not None:
+                    self.turns.append(time.perf_counter() - answered)
                 await asyncio.sleep(self.think)
                 began = time.perf_counter()
                 status, answer = await self.http.request("POST", f"/api/games/{view['id']}/action", {"action": choose(view)})
-                self.latencies.append(time.perf_counter() - began)
+                answered = time.perf_counter()
+                self.latencies.append(answered - began)
             view = json.loads(answer)
             if status != 200:
                 self.errors.append(f"{status} {view}")
@@ -217,11 +224,13 @@ def main(argv: list[str] | None = None) -> int:
             server.terminate()
             server.wait(timeout=30)
     latencies = [x for c in clients for x in c.latencies]
+    turns = [x for c in clients for x in c.turns]
     errors = [e for c in clients for e in c.errors]
     result = {
         "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
         "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
+        "agents_p50_ms": round(1000 * percentile(turns, 0.5), 2), "agents_p99_ms": round(1000 * percentile(turns, 0.99), 2),
         "agents": args.agents, "workers": args.workers, "agent_nice": args.agent_nice, "think_s": args.think,
         "cpus": os.cpu_count(),
         "server_cpus": args.server_cpus, "load_average": [round(x, 2) for x in os.getloadavg()],
@@ -235,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error:", error)
     print(f"{result['games']} games at once ({result['finished']} played to the end), {result['moves']} human moves "
           f"in {result['wall_s']} s: {result['moves_per_s']} moves/s; latency of a human move p50 {result['p50_ms']} ms, "
-          f"p99 {result['p99_ms']} ms; {result['errors']} errors ({result['cpus']} CPUs, load average {result['load_average']}; "
+          f"p99 {result['p99_ms']} ms; the agents' turns (from a move's answer to the client's next turn) p50 "
+          f"{result['agents_p50_ms']} ms, p99 {result['agents_p99_ms']} ms;\n{result['errors']} errors "
+          f"({result['cpus']} CPUs, load average {result['load_average']}; "
           f"CPU time: the server {result['server_cpu_s']} s ({result['server_cpu_ms_per_move']} ms a human move), "
           f"the agents' {result['agent_processes']} processes {result['agent_processes_cpu_s']} s "
           f"({result['agent_processes_cpu_ms_per_move']} ms a human move), the clients {result['clients_cpu_s']} s; "

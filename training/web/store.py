@@ -272,7 +272,11 @@ class GameStore:
         elif threading.get_ident() == self._loop_thread:
             self._at_on_loop(session, delay)
         else:
-            self.loop.call_soon_threadsafe(self._at_on_loop, session, delay)
+            try:
+                self.loop.call_soon_threadsafe(self._at_on_loop, session, delay)
+            except RuntimeError:  # the loop has closed: the server is stopping, and the game resumes at its restart
+                with session.lock:
+                    session.pending = False
 
     def _move(self, session: GameSession) -> None:
         """Agent moves (on a worker thread), each thought without the game's lock, then applied. The

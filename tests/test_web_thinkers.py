@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 
 import pytest
 from fastapi.testclient import TestClient
@@ -149,6 +150,32 @@ def test_a_process_that_dies_under_an_event_loops_exchange_is_started_anew():
         agents._processes[0].process.kill()
         agents._processes[0].process.join()
         assert asyncio.run(agents.ask(game_id, None, 1, before, 1)) is None  # no copy: the setup is asked for
+    finally:
+        agents.close()
+
+
+def test_a_process_killed_under_the_event_loops_exchanges_fails_none_of_them():
+    """Two exchanges sent (the loop's two pipes) and three waiting for a pipe when the process dies:
+    each is sent again to the new process (the pipes in use stay open until their exchange has
+    seen the process's end: a pipe closed under its reader would never wake it)."""
+    agents = AgentProcesses(1, 2)
+    rules = make_rules("australian")
+    setups = [GameSetup(rules, seed, None, None, ("heuristic",) * 4) for seed in range(5)]
+    try:
+        expected = [agents.play(f"before-{seed}-" + "x" * 20, setup, 0, [], 4) for seed, setup in enumerate(setups)]
+        process = agents._processes[0].process
+        os.kill(process.pid, signal.SIGSTOP)  # the exchanges are sent, and none is answered
+
+        async def killed_meanwhile() -> list[list[int] | None]:
+            asks = [asyncio.create_task(agents.ask(f"during-{seed}-" + "x" * 20, setup, 0, [], 4))
+                    for seed, setup in enumerate(setups)]
+            await asyncio.sleep(0.05)
+            process.kill()
+            process.join()
+            return await asyncio.wait_for(asyncio.gather(*asks), 60)
+
+        assert asyncio.run(killed_meanwhile()) == expected
+        assert agents._processes[0].process is not process
     finally:
         agents.close()
 

@@ -163,6 +163,8 @@ class _AgentProcess:
         """The event loop's free pipes (the loop's only, so no lock)."""
         self._loop_waiting: deque[asyncio.Future[Connection]] = deque()
         """The loop's exchanges waiting for a pipe, in turn."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pipes, self._closed = pipes, False
         self._forgotten: list[str] = []
         self._lock = threading.Lock()
 
@@ -187,23 +189,28 @@ class _AgentProcess:
     async def ask(self, request: tuple[Any, ...]) -> list[int] | None:
         """:meth:`call` on the event loop: the answer is read when its pipe is readable. The loop's
         exchanges beyond its pipes wait their turn, as the threads' jobs wait for a free thread."""
-        loop = asyncio.get_running_loop()
-        if self._loop_free:
-            connection = self._loop_free.pop()
-        else:
-            waiter = loop.create_future()
-            self._loop_waiting.append(waiter)
-            connection = await waiter
-        answer: asyncio.Future[Any] = loop.create_future()
-        fd = connection.fileno()
+        loop = self._loop = asyncio.get_running_loop()
         try:
+            if self._loop_free:
+                connection = self._loop_free.pop()
+            else:
+                waiter = loop.create_future()
+                self._loop_waiting.append(waiter)
+                connection = await waiter
+        except EOFError:  # the process was found stopped while this exchange waited for a pipe
+            raise _ProcessStopped from None
+        answer: asyncio.Future[Any] = loop.create_future()
+        fd = -1
+        try:
+            fd = connection.fileno()
             # A few kB at most, into an empty pipe (one exchange at a time on it): the write does not wait.
             connection.send(self._message(request))
             loop.add_reader(fd, _receive, loop, fd, connection, answer)
             moves, error = await answer
         except asyncio.CancelledError:
             loop.remove_reader(fd)
-            raise  # the pipe is not given back: its answer, still to come, would go to the next exchange
+            connection.close()  # its answer, still to come, would go to the next exchange: the pipe goes
+            raise
         except (EOFError, OSError):
             self._give_back(connection)
             raise _ProcessStopped from None
@@ -213,6 +220,12 @@ class _AgentProcess:
         return moves
 
     def _give_back(self, connection: Connection) -> None:
+        """(On the loop.) A pipe whose exchange is over: to the next exchange waiting, or closed
+        once the process is (:meth:`close` leaves the pipes in use open, so that their exchanges
+        see the process's end rather than wait for an answer from a closed pipe)."""
+        if self._closed:
+            connection.close()
+            return
         while self._loop_waiting:
             waiter = self._loop_waiting.popleft()
             if not waiter.done():  # (one whose exchange was cancelled is done)
@@ -225,8 +238,13 @@ class _AgentProcess:
             self._forgotten.append(game_id)
 
     def close(self) -> None:
-        for connection in self._connections:
+        self._closed = True
+        for connection in self._connections[:self._pipes] + self._loop_free:
             connection.close()  # the process's threads see the end of their pipes, and it exits
+        self._loop_free = []
+        if self._loop is not None:  # (from any thread) the loop's exchanges waiting for a pipe fail
+            for waiter in self._loop_waiting:
+                self._loop.call_soon_threadsafe(_fail, waiter)
         self.process.join(timeout=10)
         if self.process.is_alive():
             self.process.kill()
@@ -243,6 +261,11 @@ def _receive(loop: asyncio.AbstractEventLoop, fd: int, connection: Connection, a
         answer.set_result(connection.recv())
     except (EOFError, OSError) as e:
         answer.set_exception(e)
+
+
+def _fail(waiter: asyncio.Future[Connection]) -> None:
+    if not waiter.done():
+        waiter.set_exception(EOFError("the agents' process stopped"))
 
 
 def _start_deaf_to_ctrl_c(process: Any) -> None:

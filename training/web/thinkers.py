@@ -200,9 +200,8 @@ class _AgentProcess:
         except EOFError:  # the process was found stopped while this exchange waited for a pipe
             raise _ProcessStopped from None
         answer: asyncio.Future[Any] = loop.create_future()
-        fd = -1
+        fd = connection.fileno()  # (open: a pipe in use is closed only once its exchange is over)
         try:
-            fd = connection.fileno()
             # A few kB at most, into an empty pipe (one exchange at a time on it): the write does not wait.
             connection.send(self._message(request))
             loop.add_reader(fd, _receive, loop, fd, connection, answer)

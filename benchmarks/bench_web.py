@@ -12,7 +12,8 @@ thread per client took as much CPU as the server, on the same cores).
 The latency of a human move is the time from just before the client sends its ``POST
 /api/games/{id}/action`` until it has read the whole answer (the new view; parsing it is not
 counted): the server applies the move and builds the view within the request, the agents think
-afterwards, off the request path, so their thinking is not in it. It prints the human moves per
+afterwards, off the request path, so their thinking is not in it (it is in the agents' turns: from
+a move's answer until the client may move again, also reported). It prints the human moves per
 second, the p50/p99 latency, the server's CPU time per human move (and its agent processes'),
 and the requests per human move, and stops the server. ``--think S`` makes each client wait S seconds before each of its
 moves, as a person would (by default they do not wait: a stress test, every client's next request
@@ -47,12 +48,15 @@ def free_port() -> int:
 
 
 def start_server(port: int, folder: str, games: int, workers: int, agent_processes: int,
-                 cpus: set[int] | None = None) -> subprocess.Popen:
-    """The server, on ``port``, kept on the CPUs ``cpus`` (all when ``None``); returns once it answers."""
+                 cpus: set[int] | None = None, agent_nice: int | None = None) -> subprocess.Popen:
+    """The server, on ``port``, kept on the CPUs ``cpus`` (all when ``None``), its agent processes
+    ``agent_nice`` steps of niceness below it (``None``: serve's default); returns once it answers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "training.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
                "--games-dir", folder, "--pace", "0", "--max-games", str(games + 10), "--workers", str(workers),
                "--agent-processes", str(agent_processes)]
+    if agent_nice is not None:
+        command += ["--agent-nice", str(agent_nice)]
     keep = None if cpus is None else lambda: os.sched_setaffinity(0, cpus)  # before the server starts a thread
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=keep)
     deadline = time.monotonic() + 120
@@ -75,10 +79,12 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def children(pid: int) -> list[int]:
-    """The processes ``pid`` started (the server's agent processes; Linux; none elsewhere)."""
+def agent_processes(pid: int) -> list[int]:
+    """The agent processes the server ``pid`` started (Linux; none elsewhere): its children but
+    multiprocessing's resource tracker, which idles."""
     try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        return [c for c in children if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
     except (OSError, ValueError):
         return []
 
@@ -127,6 +133,8 @@ class Client:
         self.http = Connection(port)
         self.preset, self.agents, self.players, self.think = preset, agents, players, think
         self.latencies: list[float] = []
+        self.turns: list[float] = []
+        """Each wait for the agents: from a move's answer until the client may move again."""
         self.errors: list[str] = []
         self.finished = False
 
@@ -146,6 +154,7 @@ class Client:
         if status != 201:
             self.errors.append(f"new game: {status} {view}")
             return
+        answered: float | None = None  # when the client's last move was answered
         while not (view["over"] or view["stopped"]):
             if view["error"]:
                 self.errors.append(f"game error: {view['error']}")
@@ -153,10 +162,13 @@ class Client:
             if not view["legal"]:
                 status, answer = await self.http.request("GET", f"/api/games/{view['id']}?after={view['revision']}&wait=20")
             else:
+                if answered is not None:
+                    self.turns.append(time.perf_counter() - answered)
                 await asyncio.sleep(self.think)
                 began = time.perf_counter()
                 status, answer = await self.http.request("POST", f"/api/games/{view['id']}/action", {"action": choose(view)})
-                self.latencies.append(time.perf_counter() - began)
+                answered = time.perf_counter()
+                self.latencies.append(answered - began)
             view = json.loads(answer)
             if status != 200:
                 self.errors.append(f"{status} {view}")
@@ -185,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
     parser.add_argument("--agent-processes", type=int, default=1,
                         help="the processes the server's agents think in (default 1, as serve's; 0: on its threads)")
+    parser.add_argument("--agent-nice", type=int, metavar="N",
+                        help="the agent processes' niceness below the server's (default: serve's, 10)")
     parser.add_argument("--think", type=float, default=0.0,
                         help="seconds each client waits before its move, as a person would (default 0: no wait)")
     parser.add_argument("--server-cpus", metavar="LIST", help="keep the server on these CPUs: 0, or 0,1 (Linux; default: all)")
@@ -196,10 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         cpus = None if args.server_cpus is None else {int(c) for c in args.server_cpus.split(",")}
-        server = start_server(port, folder, args.games, args.workers, args.agent_processes, cpus)
+        server = start_server(port, folder, args.games, args.workers, args.agent_processes, cpus, args.agent_nice)
         try:
             clients = [Client(port, args.preset, args.agents, players, args.think) for _ in range(args.games)]
-            agent_pids = children(server.pid)
+            agent_pids = agent_processes(server.pid)
             began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
             agents_cpu = sum(cpu_seconds(pid) for pid in agent_pids)
             asyncio.run(play_all(clients))
@@ -210,12 +224,15 @@ def main(argv: list[str] | None = None) -> int:
             server.terminate()
             server.wait(timeout=30)
     latencies = [x for c in clients for x in c.latencies]
+    turns = [x for c in clients for x in c.turns]
     errors = [e for c in clients for e in c.errors]
     result = {
         "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
         "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
-        "agents": args.agents, "workers": args.workers, "think_s": args.think, "cpus": os.cpu_count(),
+        "agents_p50_ms": round(1000 * percentile(turns, 0.5), 2), "agents_p99_ms": round(1000 * percentile(turns, 0.99), 2),
+        "agents": args.agents, "workers": args.workers, "agent_nice": args.agent_nice, "think_s": args.think,
+        "cpus": os.cpu_count(),
         "server_cpus": args.server_cpus, "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_cpu_s": round(server_cpu, 2), "clients_cpu_s": round(own_cpu, 2),
         "server_cpu_ms_per_move": round(1000 * server_cpu / max(1, len(latencies)), 2),
@@ -227,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error:", error)
     print(f"{result['games']} games at once ({result['finished']} played to the end), {result['moves']} human moves "
           f"in {result['wall_s']} s: {result['moves_per_s']} moves/s; latency of a human move p50 {result['p50_ms']} ms, "
-          f"p99 {result['p99_ms']} ms; {result['errors']} errors ({result['cpus']} CPUs, load average {result['load_average']}; "
+          f"p99 {result['p99_ms']} ms; the agents' turns (from a move's answer to the client's next turn) p50 "
+          f"{result['agents_p50_ms']} ms, p99 {result['agents_p99_ms']} ms;\n{result['errors']} errors "
+          f"({result['cpus']} CPUs, load average {result['load_average']}; "
           f"CPU time: the server {result['server_cpu_s']} s ({result['server_cpu_ms_per_move']} ms a human move), "
           f"the agents' {result['agent_processes']} processes {result['agent_processes_cpu_s']} s "
           f"({result['agent_processes_cpu_ms_per_move']} ms a human move), the clients {result['clients_cpu_s']} s; "

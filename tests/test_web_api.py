@@ -781,6 +781,8 @@ def test_the_served_answers_are_whole_each_in_one_write():
     (["--pace", "9"], "the pace must be 0 to 5"),
     (["--max-games", "0"], "at least 1"),
     (["--agent-file", "/nonexistent.pt"], "no such file"),
+    (["--agent-nice", "20"], "niceness must be 0 to 19, got 20"),
+    (["--agent-nice", "-1"], "niceness must be 0 to 19, got -1"),
 ])
 def test_serve_refuses_bad_options(tmp_path, capsys, words, message):
     from training.cli import main

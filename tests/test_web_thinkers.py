@@ -6,6 +6,10 @@ than hang them."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -13,7 +17,7 @@ from five_hundred_env.rules import make_rules
 from training.web.app import create_app
 from training.web.session import GameSession
 from training.web.store import GameStore
-from training.web.thinkers import AgentFailed, AgentProcesses, GameSetup
+from training.web.thinkers import MAX_NICE, AgentFailed, AgentProcesses, GameSetup
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +94,111 @@ def test_a_process_that_dies_is_started_anew_and_the_copies_are_made_again():
         assert agents._processes[0].process.is_alive()
     finally:
         agents.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="niceness is a Unix process's")
+@pytest.mark.parametrize("nice", [0, 7])
+def test_the_agent_processes_run_at_the_niceness_asked_below_the_server(nice):
+    agents = AgentProcesses(1, 1, nice)
+    try:
+        setup = GameSetup(make_rules("australian"), 3, None, None, ("heuristic",) * 4)
+        assert len(agents.play("nice-" + "x" * 20, setup, 0, [], 4)) == 4  # it answers: past its start
+        pid = agents._processes[0].process.pid
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(MAX_NICE, os.getpriority(os.PRIO_PROCESS, 0) + nice)
+    finally:
+        agents.close()
+
+
+@pytest.mark.parametrize("nice", [-1, 20, 2.5, True])
+def test_a_niceness_out_of_range_is_refused(nice):
+    with pytest.raises(ValueError, match="niceness must be 0 to 19"):
+        AgentProcesses(1, 1, nice)
+    with pytest.raises(ValueError, match="niceness must be 0 to 19"):
+        GameStore(None, agent_processes=1, agent_nice=nice)
+
+
+def test_exchanges_asked_from_an_event_loop_play_the_moves_asked_from_threads(processes):
+    """More exchanges at once than the loop has pipes (2): those beyond wait their turn."""
+    rules = make_rules("australian")
+    setups = [GameSetup(rules, seed, None, None, ("heuristic",) * 4) for seed in range(5)]
+    by_threads = [processes.play(f"thread-{seed}-" + "x" * 20, setup, 0, [], 4) for seed, setup in enumerate(setups)]
+
+    async def all_at_once() -> list[list[int] | None]:
+        return await asyncio.gather(*(processes.ask(f"loop-{seed}-" + "x" * 20, setup, 0, [], 4)
+                                      for seed, setup in enumerate(setups)))
+
+    assert asyncio.run(all_at_once()) == by_threads
+    assert len(processes._processes[0]._loop_free) == 2  # every pipe given back
+
+
+def test_an_agent_that_fails_asked_from_an_event_loop_is_an_error(processes):
+    broken = GameSetup(make_rules("australian"), 3, None, None, ("no-such-agent",) * 4)
+    with pytest.raises(AgentFailed, match="no-such-agent"):
+        asyncio.run(processes.ask("fails-loop-" + "x" * 20, broken, 0, [], 4))
+
+
+def test_a_process_that_dies_under_an_event_loops_exchange_is_started_anew():
+    agents = AgentProcesses(1, 1)
+    setup = GameSetup(make_rules("australian"), 3, None, None, (None, "heuristic", "heuristic", "heuristic"))
+    game_id = "dies-loop-" + "x" * 20
+    try:
+        person = setup.game().legal_actions()[0]
+        before = asyncio.run(agents.ask(game_id, setup, 0, [person], 3))
+        agents._processes[0].process.kill()
+        agents._processes[0].process.join()
+        assert asyncio.run(agents.ask(game_id, setup, 0, [person], 3)) == before
+        agents._processes[0].process.kill()
+        agents._processes[0].process.join()
+        assert asyncio.run(agents.ask(game_id, None, 1, before, 1)) is None  # no copy: the setup is asked for
+    finally:
+        agents.close()
+
+
+def test_a_process_killed_under_the_event_loops_exchanges_fails_none_of_them():
+    """Two exchanges sent (the loop's two pipes) and three waiting for a pipe when the process dies:
+    each is sent again to the new process (the pipes in use stay open until their exchange has
+    seen the process's end: a pipe closed under its reader would never wake it)."""
+    agents = AgentProcesses(1, 2)
+    rules = make_rules("australian")
+    setups = [GameSetup(rules, seed, None, None, ("heuristic",) * 4) for seed in range(5)]
+    try:
+        expected = [agents.play(f"before-{seed}-" + "x" * 20, setup, 0, [], 4) for seed, setup in enumerate(setups)]
+        process = agents._processes[0].process
+        os.kill(process.pid, signal.SIGSTOP)  # the exchanges are sent, and none is answered
+
+        async def killed_meanwhile() -> list[list[int] | None]:
+            asks = [asyncio.create_task(agents.ask(f"during-{seed}-" + "x" * 20, setup, 0, [], 4))
+                    for seed, setup in enumerate(setups)]
+            await asyncio.sleep(0.05)
+            process.kill()
+            process.join()
+            return await asyncio.wait_for(asyncio.gather(*asks), 60)
+
+        assert asyncio.run(killed_meanwhile()) == expected
+        assert agents._processes[0].process is not process
+    finally:
+        agents.close()
+
+
+def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loop(monkeypatch):
+    """The exchanges go through the loop's ``ask``: the worker threads' ``play`` is never called."""
+    store = GameStore(None, pace=0.0, workers=2, agent_processes=1)
+    assert store.processes is not None
+
+    def no_threads(*_args: object) -> None:
+        raise AssertionError("an exchange was sent from a worker thread")
+
+    monkeypatch.setattr(store.processes, "play", no_threads)
+    with TestClient(create_app(store)) as client:
+        view = client.post("/api/games", json={"preset": "australian", "agents": ["heuristic"] * 4,
+                                               "length": "deal", "seat": 3}).json()  # seat 3: the agents begin
+        while not (view["stopped"] or view["over"]):
+            if view["legal"]:
+                view = client.post(f"/api/games/{view['id']}/action", json={"action": view["legal"][-1]}).json()
+            else:
+                view = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}).json()
+            assert view["error"] is None, view["error"]
+    assert not store._tasks  # the app's end waited for the moves in progress
 
 
 def test_a_server_with_agent_processes_plays_a_deal_through_the_api():

@@ -23,6 +23,7 @@ action or value, 404 an unknown game, 409 out of turn or after the end, 413 a bo
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
@@ -145,11 +146,19 @@ class Changes:
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
         self._waiting: dict[str, set[asyncio.Future[None]]] = {}
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """(On ``loop``'s thread.) Wake the waiting requests on ``loop``."""
+        self.loop, self._loop_thread = loop, threading.get_ident()
 
     def notify(self, game_id: str) -> None:
         if self.loop is not None and game_id in self._waiting:
-            self.loop.call_soon_threadsafe(self._wake, game_id)
+            if threading.get_ident() == self._loop_thread:  # on the loop already: no hop through its wake-up pipe
+                self._wake(game_id)
+            else:
+                self.loop.call_soon_threadsafe(self._wake, game_id)
 
     def _wake(self, game_id: str) -> None:
         for future in self._waiting.pop(game_id, ()):
@@ -272,9 +281,11 @@ def create_app(store: GameStore) -> MoveRoutes:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        changes.loop = asyncio.get_running_loop()
+        changes.start(asyncio.get_running_loop())
         store.watchers.append(changes.notify)
+        store.attach(asyncio.get_running_loop())
         yield
+        await store.finish_moves()
         store.watchers.remove(changes.notify)
         store.close()
 

@@ -7,6 +7,8 @@ import gc
 import logging
 from pathlib import Path
 
+from training.web.thinkers import DEFAULT_NICE, MAX_NICE
+
 DEFAULT_FOLDER = Path("~/.five-hundred/web-games")
 GC_YOUNG = 10_000
 """The garbage collector's young generation in the server, in objects (Python's default: 700)."""
@@ -27,6 +29,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent-processes", type=int, default=1, metavar="N",
                         help="processes the agents think in, beside the server's, so that their thinking does not "
                              "hold up its answers (default 1; 0: they think on the server's threads)")
+    parser.add_argument("--agent-nice", type=int, default=DEFAULT_NICE, metavar="N",
+                        help="how many steps of niceness below the server's priority the agent processes run, so that "
+                             f"where the cores are short a person's move is answered first (default {DEFAULT_NICE}; "
+                             f"0 to {MAX_NICE}; 0: the server's own priority)")
     parser.add_argument("--agent-file", action="append", default=[], metavar="PATH",
                         help="a trained checkpoint the page may choose as an agent (repeatable); no other file is loaded")
 
@@ -45,7 +51,8 @@ def serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be 1 to 65535, got {args.port}")
     store = GameStore(args.games_dir, max_games=args.max_games, idle_seconds=args.idle_minutes * 60, pace=args.pace,
-                      workers=args.workers, agent_processes=args.agent_processes, agent_files=args.agent_file)
+                      workers=args.workers, agent_processes=args.agent_processes, agent_nice=args.agent_nice,
+                      agent_files=args.agent_file)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Five Hundred at http://{host}:{args.port}/  ({len(store.games)} games resumed from {store.folder}; Ctrl-C stops)",

@@ -16,7 +16,7 @@ import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
@@ -71,6 +71,41 @@ class GameError(Exception):
 def conflict(message: str) -> GameError:
     """A request that does not fit the game's state now (409): out of turn, the game over …"""
     return GameError(message, 409)
+
+
+class Exchange:
+    """The agents' moves from a game's copy elsewhere (:meth:`GameSession.prepare_move`): the moves
+    made since the last exchange, or, for a copy not yet made (or one that went astray), the game's
+    setup and all its ``count`` moves; at most ``most`` of the agents' moves come back. Called, it
+    asks on the calling thread (``session.agents_elsewhere``); :meth:`ask` asks from the event loop."""
+
+    def __init__(self, session: GameSession, setup: GameSetup, base: int | None, count: int, most: int) -> None:
+        self.session, self.setup, self.base, self.count, self.most = session, setup, base, count, most
+        self.since = session.actions[base or 0:count]
+
+    def __call__(self) -> list[int]:
+        elsewhere = self.session.agents_elsewhere
+        assert elsewhere is not None
+        game_id = self.session.id
+        moves = None if self.base is None else elsewhere(game_id, None, self.base, self.since, self.most)
+        if moves is None:  # no copy there at that move yet
+            moves = elsewhere(game_id, self.setup, 0, self.session.actions[:self.count], self.most)
+        return self._done(moves)
+
+    async def ask(self, elsewhere: Callable[[str, GameSetup | None, int, list[int], int],
+                                            Awaitable[list[int] | None]]) -> list[int]:
+        """The moves, asked of ``elsewhere`` (:meth:`~training.web.thinkers.AgentProcesses.ask`) on the event loop."""
+        game_id = self.session.id
+        moves = None if self.base is None else await elsewhere(game_id, None, self.base, self.since, self.most)
+        if moves is None:
+            moves = await elsewhere(game_id, self.setup, 0, self.session.actions[:self.count], self.most)
+        return self._done(moves)
+
+    def _done(self, moves: list[int] | None) -> list[int]:
+        assert moves is not None
+        with self.session.lock:
+            self.session._told = self.count + len(moves)
+        return moves
 
 
 class GameSession:
@@ -238,7 +273,8 @@ class GameSession:
         """If an agent (or the record) is to move now: the revision it moves at and a function that
         thinks of its move, to be called without the lock: the moves (universal action ids) to
         apply in turn with :meth:`finish_move` (one, or with the agents elsewhere all those due at
-        once: a round of the table at pace 0); else ``None``."""
+        once: a round of the table at pace 0; that function is then an :class:`Exchange`, which the
+        event loop may :meth:`~Exchange.ask` instead); else ``None``."""
         with self.lock:
             if not self.agent_to_move():
                 return None
@@ -251,27 +287,12 @@ class GameSession:
             observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
             return self.revision, lambda: [self.table.universal[int(self._agent(seat).act(observation))]]
 
-    def _think_elsewhere(self, count: int) -> Callable[[], list[int]]:
-        """(Under the lock.) The agents' moves from the game's copy elsewhere, once told of the
-        game's ``count`` moves: those since the last exchange, or, for a copy not yet made (or one
-        that went astray), the game's setup and all its moves."""
-        elsewhere = self.agents_elsewhere
-        assert elsewhere is not None
+    def _think_elsewhere(self, count: int) -> Exchange:
+        """(Under the lock.) The exchange with the game's copy elsewhere once told of the game's
+        ``count`` moves."""
         most = self.rules.num_players if self.pace == 0 and self.steps == 0 else 1
-        base = self._told
-        since = self.actions[base or 0:count]
         setup = GameSetup(self.rules, self.seed, self.game.max_deals, self.first_deal, tuple(self.specs))
-
-        def think() -> list[int]:
-            moves = None if base is None else elsewhere(self.id, None, base, since, most)
-            if moves is None:  # no copy there at that move yet
-                moves = elsewhere(self.id, setup, 0, self.actions[:count], most)
-                assert moves is not None
-            with self.lock:
-                self._told = count + len(moves)
-            return moves
-
-        return think
+        return Exchange(self, setup, self._told, count, most)
 
     def finish_move(self, revision: int, actions: Sequence[int]) -> bool:
         """Apply the moves from :meth:`prepare_move` in turn, each unless the game changed
@@ -465,4 +486,4 @@ class GameSession:
         return session
 
 
-__all__ = ["LENGTHS", "MODES", "SESSION_FORMAT", "GameError", "GameSession", "conflict"]
+__all__ = ["LENGTHS", "MODES", "SESSION_FORMAT", "Exchange", "GameError", "GameSession", "conflict"]

@@ -5,11 +5,13 @@ Each game is a journal ``<folder>/<id>.json`` (:mod:`training.web.saver`), writt
 by a writer thread (:class:`~training.web.saver.Saver`, so that no answer waits for the disk);
 stopping the server writes what is pending, so a restart finds every game where it was. The agents' moves are played by the
 scheduler's worker threads, never on a request's: a slow search agent holds up its own game only;
-they think on those threads, or in agent processes (:mod:`training.web.thinkers`).
+they think on those threads, or in agent processes (:mod:`training.web.thinkers`), whose exchanges
+the server's event loop sends and awaits itself once the store is attached to it (:meth:`GameStore.attach`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 import logging
@@ -26,8 +28,8 @@ from agents.registry import AgentUnavailableError, agent_factory, registered_age
 from five_hundred_env.records import replay
 from five_hundred_env.rules import Rules, make_rules
 from training.web.saver import Saver, read_game
-from training.web.session import GameError, GameSession
-from training.web.thinkers import AgentProcesses
+from training.web.session import Exchange, GameError, GameSession
+from training.web.thinkers import DEFAULT_NICE, AgentProcesses, check_nice
 
 log = logging.getLogger(__name__)
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -86,11 +88,12 @@ class GameStore:
     ``max_games``: how many may exist at once; ``idle_seconds``: a game nobody has looked at for
     that long is deleted; ``pace``: the default seconds between agents' moves; ``workers``: the
     threads the agents think on; ``agent_processes``: how many processes they think in (0: on the
-    worker threads themselves; see :mod:`training.web.thinkers`); ``agent_files``: checkpoint paths
+    worker threads themselves; see :mod:`training.web.thinkers`), ``agent_nice`` steps of niceness
+    below the server's priority (0 to 19); ``agent_files``: checkpoint paths
     the page may name as agents (no other file is ever loaded on a page's request)."""
 
     def __init__(self, folder: str | Path | None = None, *, max_games: int = 100, idle_seconds: float = 3600.0,
-                 pace: float = 0.8, workers: int = 4, agent_processes: int = 0,
+                 pace: float = 0.8, workers: int = 4, agent_processes: int = 0, agent_nice: int = DEFAULT_NICE,
                  agent_files: Sequence[str] = ()) -> None:
         if max_games < 1:
             raise ValueError(f"the number of games must be at least 1, got {max_games}")
@@ -102,6 +105,7 @@ class GameStore:
             raise ValueError(f"the agents need at least 1 worker thread, got {workers}")
         if agent_processes < 0:
             raise ValueError(f"the number of agent processes must be 0 or more, got {agent_processes}")
+        check_nice(agent_nice)
         self.folder = None if folder is None else Path(folder).expanduser()
         self.max_games, self.idle_seconds, self.pace = max_games, idle_seconds, pace
         self.agent_files = []
@@ -118,7 +122,12 @@ class GameStore:
         self._untold: set[str] = set()
         """Those of them changed meanwhile: the watchers are told when the moves are played."""
         self.scheduler = Scheduler(workers)
-        self.processes = AgentProcesses(agent_processes, workers) if agent_processes else None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The event loop the agent processes' exchanges are driven from (:meth:`attach`), if any."""
+        self._loop_thread: int | None = None
+        self._loop_stopping = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.processes = AgentProcesses(agent_processes, workers, agent_nice) if agent_processes else None
         self.saver: Saver | None = None
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -252,13 +261,22 @@ class GameStore:
         return session
 
     def _kick(self, session: GameSession) -> None:
-        """Schedule the next agent move of ``session`` if one is due and none is scheduled."""
+        """Schedule the next agent move of ``session`` if one is due and none is scheduled (from any thread)."""
         with session.lock:
             if session.pending or not session.agent_to_move():
                 return
             session.pending = True
             delay = session.delay()
-        self.scheduler.at(time.monotonic() + delay, lambda: self._move(session))
+        if self.loop is None:
+            self.scheduler.at(time.monotonic() + delay, lambda: self._move(session))
+        elif threading.get_ident() == self._loop_thread:
+            self._at_on_loop(session, delay)
+        else:
+            try:
+                self.loop.call_soon_threadsafe(self._at_on_loop, session, delay)
+            except RuntimeError:  # the loop has closed: the server is stopping, and the game resumes at its restart
+                with session.lock:
+                    session.pending = False
 
     def _move(self, session: GameSession) -> None:
         """Agent moves (on a worker thread), each thought without the game's lock, then applied. The
@@ -266,29 +284,93 @@ class GameStore:
         to a round of the table: no hop through the scheduler and another thread for each. Those moves
         are written, and the requests waiting on the game woken, once, after the last of them (a long
         poll would not answer in between: :meth:`GameSession.moving_on`)."""
-        with session.lock:
-            self._moving.add(session.id)
+        self._moves_begin(session)
         try:
             for _ in range(session.rules.num_players):
                 prepared = session.prepare_move()
                 if prepared is None:
                     break
                 revision, think = prepared
-                if not session.finish_move(revision, think()):
+                if not session.finish_move(revision, think()) or self._pause_after(session):
                     break
-                with session.lock:
-                    if session.delay() > 0 or self.scheduler.stopped:
-                        break
         except Exception as e:  # an agent that fails stops its game with the reason shown, not the server
-            log.exception("agent move failed in game %s", session.id)
-            session.fail(f"an agent failed: {e}")
+            self._failed(session, e)
         finally:
-            with session.lock:
-                session.pending = False
-                closed = session.closed
-                self._moving.discard(session.id)
-                untold = session.id in self._untold
-                self._untold.discard(session.id)
+            self._moves_end(session)
+
+    # -- moves driven by the event loop (the agents in processes, attach) -------------------------
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """(On ``loop``'s thread: the server's event loop.) With agent processes, their exchanges
+        are sent and awaited on ``loop`` from now on (:meth:`_move_on_loop`) rather than on the
+        worker threads: a thread woken by every answer, and the interpreter's lock handed to it and
+        back, cost the loop more than the exchange itself. With the agents on the server's threads
+        (no processes) nothing changes: their thinking must stay off the loop."""
+        if self.processes is not None:
+            self._loop_thread, self.loop = threading.get_ident(), loop
+
+    async def finish_moves(self) -> None:
+        """(On the attached loop.) Start no more moves there, and wait for those in progress."""
+        self._loop_stopping = True
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _at_on_loop(self, session: GameSession, delay: float) -> None:
+        assert self.loop is not None
+        if delay > 0:
+            self.loop.call_later(delay, self._start_on_loop, session)
+        else:
+            self._start_on_loop(session)
+
+    def _start_on_loop(self, session: GameSession) -> None:
+        assert self.loop is not None
+        if self._loop_stopping:
+            return
+        task = self.loop.create_task(self._move_on_loop(session))
+        self._tasks.add(task)  # the loop keeps only a weak reference to its tasks
+        task.add_done_callback(self._tasks.discard)
+
+    async def _move_on_loop(self, session: GameSession) -> None:
+        """:meth:`_move` on the event loop: the agents think in their processes, and each exchange
+        is awaited on the loop (:meth:`~training.web.thinkers.AgentProcesses.ask`)."""
+        assert self.processes is not None
+        self._moves_begin(session)
+        try:
+            for _ in range(session.rules.num_players):
+                prepared = session.prepare_move()
+                if prepared is None:
+                    break
+                revision, think = prepared
+                moves = await think.ask(self.processes.ask) if isinstance(think, Exchange) else think()
+                if not session.finish_move(revision, moves) or self._pause_after(session):
+                    break
+        except Exception as e:  # as on the threads
+            self._failed(session, e)
+        finally:
+            self._moves_end(session)
+
+    # -- what a move job does before and after its moves -----------------------------------------
+    def _moves_begin(self, session: GameSession) -> None:
+        with session.lock:
+            self._moving.add(session.id)
+
+    def _pause_after(self, session: GameSession) -> bool:
+        """Whether the moves stop for now after one: a pause is due, or the server is stopping."""
+        with session.lock:
+            return session.delay() > 0 or self.scheduler.stopped or self._loop_stopping
+
+    @staticmethod
+    def _failed(session: GameSession, e: Exception) -> None:
+        log.exception("agent move failed in game %s", session.id)
+        session.fail(f"an agent failed: {e}")
+
+    def _moves_end(self, session: GameSession) -> None:
+        """The job's moves are played: write them, wake the requests waiting, and go on."""
+        with session.lock:
+            session.pending = False
+            closed = session.closed
+            self._moving.discard(session.id)
+            untold = session.id in self._untold
+            self._untold.discard(session.id)
         self._save(session)
         if untold:
             self._changed(session.id)

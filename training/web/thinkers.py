@@ -5,21 +5,28 @@ In one process, the agents' threads and the event loop that answers the requests
 through the interpreter's lock: every millisecond an agent thinks is a millisecond no request is
 answered (docs/web.md, "Measured"). Here a process keeps a copy of each game (the same rules, seed
 and moves, so the same cards) and its agents, built from their spec and seed as the server would
-build them (so they play the same moves). The server's worker thread sends the moves made since
-the last exchange and waits, without the lock, for the agents' moves: all those due at once (a
+build them (so they play the same moves). The server sends the moves made since the last exchange
+(from a worker thread, :meth:`AgentProcesses.play`, which waits without the lock; or from its event
+loop, :meth:`AgentProcesses.ask`, which awaits the answer there) and gets the agents' moves: all those due at once (a
 round of the table at pace 0, up to the person's turn) in one exchange. A game always goes to the
 same process; each process has one pipe and one thread per worker thread of the server, so one
-slow search agent holds up its own game only, as on the server's threads.
+slow search agent holds up its own game only, as on the server's threads. The processes run at a
+lower priority than the server (``nice``): on cores the two share, a person's move is answered
+before the agents think, since nobody waits on the agents' thinking (the page shows their moves at
+a pace) but a person waits on the answer to their move.
 """
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
+import os
 import queue
 import random
 import signal
 import threading
 import zlib
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -53,17 +60,25 @@ class _ProcessStopped(Exception):
     """An exchange found its agent process gone (its pipe closed)."""
 
 
+MAX_NICE = 19
+"""The largest niceness a Unix process may have (the lowest priority)."""
+DEFAULT_NICE = 10
+"""How far below the server's priority its agent processes run by default (``serve --agent-nice``)."""
+
+
 class AgentProcesses:
     """``count`` processes thinking for the agents, each answering up to ``threads`` games at once
-    (the server's worker threads)."""
+    (the server's worker threads), ``nice`` steps of niceness below the server's priority
+    (:data:`DEFAULT_NICE`; 0: the server's own)."""
 
-    def __init__(self, count: int, threads: int) -> None:
+    def __init__(self, count: int, threads: int, nice: int = DEFAULT_NICE) -> None:
         if count < 1 or threads < 1:
             raise ValueError(f"agent processes need at least 1 process and 1 thread, got {count} and {threads}")
+        check_nice(nice)
         self._context = multiprocessing.get_context("spawn")  # fork would copy the server's threads and locks
-        self._threads = threads
+        self._threads, self._nice = threads, nice
         self._replacing = threading.Lock()
-        self._processes = [_AgentProcess(self._context, threads, number) for number in range(count)]
+        self._processes = [_AgentProcess(self._context, threads, number, nice) for number in range(count)]
 
     def play(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int], most: int) -> list[int] | None:
         """The agents' moves (universal ids) in the copy of game ``game_id`` once it has ``moves``
@@ -87,6 +102,24 @@ class AgentProcesses:
         except _ProcessStopped:
             raise AgentFailed("the agents' process stopped") from None
 
+    async def ask(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int],
+                  most: int) -> list[int] | None:
+        """:meth:`play` from the event loop: the exchange is sent, and its answer awaited, on the
+        loop (no thread to wake, nor an interpreter's lock to hand over), over pipes of its own."""
+        request = (game_id, setup, base, moves, most)
+        index = self._index(game_id)
+        process = self._processes[index]
+        try:
+            return await process.ask(request)
+        except _ProcessStopped:
+            fresh = self._start_anew(index, process)
+        if setup is None:
+            return None
+        try:
+            return await fresh.ask(request)
+        except _ProcessStopped:
+            raise AgentFailed("the agents' process stopped") from None
+
     def forget(self, game_id: str) -> None:
         """Drop a game that has ended (none of its moves may still be thinking); never waits."""
         self._process(game_id).forget(game_id)
@@ -102,7 +135,7 @@ class AgentProcesses:
         with self._replacing:
             if self._processes[index] is stopped:
                 stopped.close()
-                self._processes[index] = _AgentProcess(self._context, self._threads, index)
+                self._processes[index] = _AgentProcess(self._context, self._threads, index, self._nice)
             return self._processes[index]
 
     def close(self) -> None:
@@ -112,27 +145,38 @@ class AgentProcesses:
 
 
 class _AgentProcess:
-    """One agent process and its pipes, each used by one exchange at a time."""
+    """One agent process and its pipes, each used by one exchange at a time: ``pipes`` for the
+    server's threads (:meth:`call`) and as many for its event loop (:meth:`ask`)."""
 
-    def __init__(self, context: Any, pipes: int, number: int) -> None:
-        ends = [context.Pipe() for _ in range(pipes)]
-        self.process = context.Process(target=_serve, args=([child for _, child in ends],),
+    def __init__(self, context: Any, pipes: int, number: int, nice: int) -> None:
+        ends = [context.Pipe() for _ in range(2 * pipes)]
+        self.process = context.Process(target=_serve, args=([child for _, child in ends], nice),
                                        name=f"five-hundred-agents-{number}", daemon=True)
         _start_deaf_to_ctrl_c(self.process)
-        self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
-        for ours, child in ends:
+        for _, child in ends:
             child.close()
-            self._free.put(ours)
         self._connections = [ours for ours, _ in ends]
+        self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
+        for ours in self._connections[:pipes]:
+            self._free.put(ours)
+        self._loop_free = self._connections[pipes:]
+        """The event loop's free pipes (the loop's only, so no lock)."""
+        self._loop_waiting: deque[asyncio.Future[Connection]] = deque()
+        """The loop's exchanges waiting for a pipe, in turn."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pipes, self._closed = pipes, False
         self._forgotten: list[str] = []
         self._lock = threading.Lock()
+
+    def _message(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
+        with self._lock:  # the games to forget go with the next exchange (forget itself never waits)
+            forgotten, self._forgotten = self._forgotten, []
+        return (forgotten, *request)
 
     def call(self, request: tuple[Any, ...]) -> list[int] | None:
         connection = self._free.get()  # never waits: there are as many pipes as games thinking at once
         try:
-            with self._lock:  # the games to forget go with the next exchange (forget itself never waits)
-                forgotten, self._forgotten = self._forgotten, []
-            connection.send((forgotten, *request))
+            connection.send(self._message(request))
             moves, error = connection.recv()
         except (EOFError, OSError):
             raise _ProcessStopped from None
@@ -142,17 +186,85 @@ class _AgentProcess:
             raise AgentFailed(error)
         return moves
 
+    async def ask(self, request: tuple[Any, ...]) -> list[int] | None:
+        """:meth:`call` on the event loop: the answer is read when its pipe is readable. The loop's
+        exchanges beyond its pipes wait their turn, as the threads' jobs wait for a free thread."""
+        loop = self._loop = asyncio.get_running_loop()
+        try:
+            if self._loop_free:
+                connection = self._loop_free.pop()
+            else:
+                waiter = loop.create_future()
+                self._loop_waiting.append(waiter)
+                connection = await waiter
+        except EOFError:  # the process was found stopped while this exchange waited for a pipe
+            raise _ProcessStopped from None
+        answer: asyncio.Future[Any] = loop.create_future()
+        fd = connection.fileno()  # (open: a pipe in use is closed only once its exchange is over)
+        try:
+            # A few kB at most, into an empty pipe (one exchange at a time on it): the write does not wait.
+            connection.send(self._message(request))
+            loop.add_reader(fd, _receive, loop, fd, connection, answer)
+            moves, error = await answer
+        except asyncio.CancelledError:
+            loop.remove_reader(fd)
+            connection.close()  # its answer, still to come, would go to the next exchange: the pipe goes
+            raise
+        except (EOFError, OSError):
+            self._give_back(connection)
+            raise _ProcessStopped from None
+        self._give_back(connection)
+        if error is not None:
+            raise AgentFailed(error)
+        return moves
+
+    def _give_back(self, connection: Connection) -> None:
+        """(On the loop.) A pipe whose exchange is over: to the next exchange waiting, or closed
+        once the process is (:meth:`close` leaves the pipes in use open, so that their exchanges
+        see the process's end rather than wait for an answer from a closed pipe)."""
+        if self._closed:
+            connection.close()
+            return
+        while self._loop_waiting:
+            waiter = self._loop_waiting.popleft()
+            if not waiter.done():  # (one whose exchange was cancelled is done)
+                waiter.set_result(connection)
+                return
+        self._loop_free.append(connection)
+
     def forget(self, game_id: str) -> None:
         with self._lock:
             self._forgotten.append(game_id)
 
     def close(self) -> None:
-        for connection in self._connections:
+        self._closed = True
+        for connection in self._connections[:self._pipes] + self._loop_free:
             connection.close()  # the process's threads see the end of their pipes, and it exits
+        self._loop_free = []
+        if self._loop is not None:  # (from any thread) the loop's exchanges waiting for a pipe fail
+            for waiter in self._loop_waiting:
+                self._loop.call_soon_threadsafe(_fail, waiter)
         self.process.join(timeout=10)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+
+
+def _receive(loop: asyncio.AbstractEventLoop, fd: int, connection: Connection, answer: asyncio.Future[Any]) -> None:
+    """The answer of an exchange, read on the event loop once its pipe is readable (a few bytes,
+    written at once by the agent process: the read does not wait); the pipe's end, an error."""
+    loop.remove_reader(fd)
+    if answer.done():  # cancelled (the pipe is dropped)
+        return
+    try:
+        answer.set_result(connection.recv())
+    except (EOFError, OSError) as e:
+        answer.set_exception(e)
+
+
+def _fail(waiter: asyncio.Future[Connection]) -> None:
+    if not waiter.done():
+        waiter.set_exception(EOFError("the agents' process stopped"))
 
 
 def _start_deaf_to_ctrl_c(process: Any) -> None:
@@ -204,11 +316,22 @@ class _Copy:
         return played
 
 
-def _serve(connections: list[Connection]) -> None:
-    """An agent process: a thread per pipe answers ``(forgotten games, game id, setup, base,
-    moves, most)`` with ``(the agents' moves, None)``, ``(None, None)`` when it has no copy of the
-    game at ``base``, or ``(None, error)`` when an agent raised, until the server closes the pipe."""
+def check_nice(nice: int) -> None:
+    """A ``ValueError`` unless ``nice`` is a niceness to add, 0 to :data:`MAX_NICE`."""
+    if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
+        raise ValueError(f"the agent processes' niceness must be 0 to {MAX_NICE}, got {nice!r}")
+
+
+def _serve(connections: list[Connection], nice: int) -> None:
+    """An agent process, ``nice`` steps below its parent's priority: a thread per pipe answers
+    ``(forgotten games, game id, setup, base, moves, most)`` with ``(the agents' moves, None)``,
+    ``(None, None)`` when it has no copy of the game at ``base``, or ``(None, error)`` when an
+    agent raised, until the server closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # see _start_deaf_to_ctrl_c
+    if nice and hasattr(os, "nice"):  # (Unix; elsewhere the agents keep the server's priority)
+        # A person's move is answered by the server; the agents' thinking is not awaited by anyone
+        # (the page shows their moves at a pace): where the cores are short, the server goes first.
+        os.nice(nice)
     copies: dict[str, _Copy] = {}
     lock = threading.Lock()
 
@@ -243,4 +366,4 @@ def _serve(connections: list[Connection]) -> None:
         thread.join()
 
 
-__all__ = ["AgentFailed", "AgentProcesses", "GameSetup"]
+__all__ = ["DEFAULT_NICE", "MAX_NICE", "AgentFailed", "AgentProcesses", "GameSetup", "check_nice"]

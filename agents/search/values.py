@@ -101,9 +101,7 @@ class HeuristicBatchPlayOut:
         """The :class:`Outcome` of every world after every one of ``actions`` (legal in each world),
         world by world, as the worlds' clones with each action applied would end, each world
         loaded once (:meth:`~five_hundred_env.vector.BatchEngine.load_branches`)."""
-        engine = self._engine_for(len(worlds) * len(actions))
-        for w, world in enumerate(worlds):
-            engine.load_branches(range(w * len(actions), (w + 1) * len(actions)), world, actions, scores)
+        self._engine_for(len(worlds) * len(actions)).load_branches(worlds, actions, scores)
         return self._play(len(worlds) * len(actions))
 
     def _engine_for(self, games: int) -> Any:

@@ -119,8 +119,9 @@ class HeuristicBatchPlayOut:
         changes = play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
         thrown_in, team, made = self._engine.contract_outcomes(games)
         sides = range(self.rules.num_sides)
-        return [Outcome(change, () if thrown_in[g] else tuple(s for s in sides if team[g] >> s & 1), bool(made[g]))
-                for g, change in zip(games.tolist(), changes, strict=True)]
+        team = np.where(thrown_in, 0, team)  # a deal thrown in has no team
+        teams = {bits: tuple(s for s in sides if bits >> s & 1) for bits in set(team.tolist())}  # a few per batch
+        return [Outcome(change, teams[bits], m) for change, bits, m in zip(changes, team.tolist(), made.tolist(), strict=True)]
 
 
 def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:

@@ -70,7 +70,7 @@ def bench_sampling(positions: int, worlds: int, seed: int) -> None:
                 elapsed += time.perf_counter() - start
                 count += worlds
             print(f"{preset:11s} after {tricks_done} tricks: {hidden_elapsed / count * 1e6:6.1f} µs per assignment, "
-                  f"{elapsed / count * 1e6:6.1f} µs per world (Deal replayed)")
+                  f"{elapsed / count * 1e6:6.1f} µs per world (a whole Deal)")
 
 
 def bench_solver(positions: int, seed: int) -> None:

@@ -365,7 +365,7 @@ class ObservationEncoder:
         vector = np.asarray(vector)
         if vector.shape != (self.size,):
             raise ValueError(f"expected an observation vector of shape ({self.size},), got {vector.shape}")
-        return {name: vector[o:o + int(np.prod(shape))].reshape(shape) for name, (o, shape) in self.layout.items()}
+        return {name: vector[o:o + math.prod(shape)].reshape(shape) for name, (o, shape) in self.layout.items()}
 
     def describe(self, vector: np.ndarray) -> str:
         """A short text of the non-empty slices, for debugging."""

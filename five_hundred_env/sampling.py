@@ -53,7 +53,7 @@ from five_hundred_env.actions import (
     joker_lead_action,
     partner_action,
 )
-from five_hundred_env.cards import JOKER1, mask_to_cards
+from five_hundred_env.cards import JOKER1, JOKERS_MASK, mask_to_cards
 from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, SUIT_CARDS, SUITLESS, Deal, IllegalActionError, Phase
 from five_hundred_env.rules import Rules
 
@@ -306,6 +306,8 @@ class WorldSampler:
             elif info.contractor in self.locations:
                 allowed[called] &= ~(1 << self.locations.index(info.contractor))
         self.dealer = ConstrainedDealer(unknown, allowed, sizes)
+        self._templates: dict[tuple[int, int, int], Deal | None] = {}
+        """A replayed world per :meth:`_path_key` (``None``: its auction is illegal), for :meth:`replay`."""
 
     def count(self) -> int:
         """How many assignments of the hidden cards are consistent (each equally likely); with
@@ -352,7 +354,55 @@ class WorldSampler:
 
     def replay(self, dealt: list[int], kitty: int, extra: int) -> Deal | None:
         """The public record replayed on a world of :meth:`dealt_cards`; ``None`` if its auction is
-        illegal there (``both_jokers_min_bid``)."""
+        illegal there (``both_jokers_min_bid``).
+
+        The record is replayed once per :meth:`_path_key`: worlds that agree on it take the same
+        path through the engine (the same phases, legal actions and public state), so the later
+        ones are a copy of the first with their own cards, and the discards their history holds."""
+        hands = self._hands_now(dealt, kitty, extra)
+        key = self._path_key(dealt, hands)
+        if key not in self._templates:
+            world = self._replay_actions(dealt, kitty, extra)
+            self._templates[key] = None if world is None else world.clone()
+            return world
+        template = self._templates[key]
+        if template is None:
+            return None
+        deal = template.clone()
+        deal.dealt, deal.kitty, deal.hands = tuple(dealt), kitty, hands
+        if self.info.phase != Phase.BIDDING:
+            start = len(self.info.bids)
+            deal.discards = extra
+            deal.history[start:start + extra.bit_count()] = [card_action(c) for c in mask_to_cards(extra)]
+        return deal
+
+    def _hands_now(self, dealt: list[int], kitty: int, extra: int) -> list[int]:
+        """Every seat's hand at the decision point in the world of :meth:`dealt_cards`."""
+        hands = [d & ~p for d, p in zip(dealt, self.played, strict=True)]
+        if self.info.kitty_taken:
+            c = self.info.contractor
+            hands[c] = (dealt[c] | kitty) & ~extra & ~self.played[c]
+        return hands
+
+    def _path_key(self, dealt: list[int], hands: list[int]) -> tuple[int, int, int]:
+        """What of a world's hidden cards the engine's replay of the public record depends on: whether
+        the contractor holds the first joker after the discards (a nomination turn, §7), who holds a
+        five-handed called card (the partner, §10.5) and who was dealt both jokers
+        (``both_jokers_min_bid``, §4); everything else the replay reads is public."""
+        info = self.info
+        after_discards = [h | p for h, p in zip(hands, self.played, strict=True)]
+        joker = after_discards[info.contractor] >> JOKER1 & 1 if info.contractor >= 0 else 0
+        holder = -1
+        if info.call is not None and is_card_action(info.call):
+            called = action_card(info.call)
+            holder = next((s for s, h in enumerate(after_discards) if h >> called & 1), -1)
+        both = -1
+        if info.rules.both_jokers_min_bid is not None:
+            both = max((s for s, d in enumerate(dealt) if d & JOKERS_MASK == JOKERS_MASK), default=-1)
+        return joker, holder, both
+
+    def _replay_actions(self, dealt: list[int], kitty: int, extra: int) -> Deal | None:
+        """:meth:`replay` by the engine, action by action."""
         info = self.info
         deal = Deal(info.rules, dealt, kitty, info.dealer)
         try:
@@ -373,6 +423,5 @@ class WorldSampler:
         for _seat, action in info.plays:
             deal.apply_action(action)
         return deal
-
 
 __all__ = ["ConstrainedDealer", "InfoSet", "Play", "WorldSampler"]

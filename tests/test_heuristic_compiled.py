@@ -184,24 +184,32 @@ def test_playouts_equal_the_scalar_engine(preset):
 
 @pytest.mark.parametrize("preset", ["australian", "five_handed"])
 def test_load_branches_equals_loading_each_branch(preset):
-    """A position loaded once with one action per game is, game by game, the position with that
-    action applied and loaded alone (the same state, so the same playout); an illegal action is refused."""
+    """Worlds of a position loaded once each with one action per game are, game by game, the
+    world with that action applied and loaded alone (the same state, so the same playout); an
+    illegal action is refused."""
     rules = make_rules(preset)
     scores = [40] * rules.num_sides
+    rng = random.Random(5)
     for deal in positions(rules, 12, seed=5):
+        sampler = WorldSampler(InfoSet.from_deal(deal, deal.to_act))
+        worlds = [deal, *(sampler.sample(rng) for _ in range(2))]
         legal = deal.legal_actions()
-        branched, alone = BatchEngine(rules, len(legal), seed=0), BatchEngine(rules, len(legal), seed=0)
-        branched.load_branches(range(len(legal)), deal, legal, scores)
-        for game, action in enumerate(legal):
-            branch = deal.clone()
-            branch.apply_action(action)
-            alone.load_position(game, branch, scores)
+        games = len(worlds) * len(legal)
+        branched, alone = BatchEngine(rules, games + 1, seed=0), BatchEngine(rules, games + 1, seed=0)
+        branched.load_branches(worlds, legal, scores)
+        for w, world in enumerate(worlds):
+            for i, action in enumerate(legal):
+                branch = world.clone()
+                branch.apply_action(action)
+                alone.load_position(w * len(legal) + i, branch, scores)
         np.testing.assert_array_equal(branched.kernel_arrays().state, alone.kernel_arrays().state)
         np.testing.assert_array_equal(branched.masks, alone.masks)
         np.testing.assert_array_equal(play_out(branched), play_out(alone))
     illegal = next(a for a in ActionTable(rules).universal if a not in legal)
     with pytest.raises(ValueError, match="not legal"):
-        branched.load_branches([0], deal, [illegal])
+        branched.load_branches([deal], [illegal])
+    with pytest.raises(ValueError, match="at most"):
+        branched.load_branches([deal] * (games + 2), legal)
 
 
 def test_random_playouts_end_every_deal_and_follow_the_seed():

@@ -178,6 +178,35 @@ def test_every_world_looks_the_same_to_the_seat(rules: Rules) -> None:
                     assert world.legal_actions() == deal.legal_actions()
 
 
+@pytest.mark.parametrize("rules", VARIANTS + NEW_VARIANTS, ids=lambda r: r.describe())
+def test_a_world_copied_from_its_path_equals_the_replayed_one(rules: Rules) -> None:
+    """``replay`` replays the record once per path and copies it for the later worlds: every
+    world equals the engine's own replay of the same cards, field by field, in every phase."""
+    rng = random.Random(23)
+    copied = drawn = 0
+    for _ in range(25):
+        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
+        for _ in range(rng.randrange(55)):
+            if deal.is_over:
+                break
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        if deal.is_over:
+            continue
+        for seat in range(rules.num_players):
+            sampler = WorldSampler(InfoSet.from_deal(deal, seat))
+            for _ in range(4):
+                cards = sampler.dealt_cards(*sampler.sample_hidden(rng), rng)
+                copied += sampler._path_key(cards[0], sampler._hands_now(*cards)) in sampler._templates
+                drawn += 1
+                world, replayed = sampler.replay(*cards), sampler._replay_actions(*cards)
+                assert (world is None) == (replayed is None)
+                if world is not None and replayed is not None:
+                    assert {f: getattr(world, f) for f in Deal.__slots__ if f != "_legal"} == {
+                        f: getattr(replayed, f) for f in Deal.__slots__ if f != "_legal"}
+                    assert world.legal_actions() == replayed.legal_actions()
+    assert copied > drawn / 2  # most worlds were copies
+
+
 def test_a_seat_that_passed_below_the_floor_never_gets_both_jokers() -> None:
     """§4 both_jokers_min_bid: passing while the bid is below 8 shows a hand without both jokers."""
     rules = make_rules("french_46", both_jokers_min_bid=8)

@@ -11,15 +11,25 @@ from __future__ import annotations
 import random
 
 import pytest
+from test_search_positions import kinds_of, position
 
 from agents import HeuristicAgent
 from agents.registry import agent_factory
 from agents.search.pimc import PIMCAgent
-from agents.search.values import GameStakes, HeuristicBatchPlayOut, policy_play_out, world_action_values
+from agents.search.values import (
+    GameStakes,
+    HeuristicBatchPlayOut,
+    action_values,
+    policy_play_out,
+    solved_result,
+    world_action_values,
+    worlds_action_values,
+)
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, Game, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
+from five_hundred_env.sampling import InfoSet, WorldSampler
 from five_hundred_env.scoring import zero_sum_result
 
 BONUS = 1000.0
@@ -137,3 +147,20 @@ def test_pimc_values_the_game_its_observation_shows():
         zero = tuple([0] * rules.num_sides)
         moved += means[tuple(near), 0] != means[tuple(near), BONUS] != means[zero, BONUS]
     assert moved >= 3
+
+
+@pytest.mark.parametrize("preset", ["australian", "italian_3p", "five_handed"])
+def test_the_solved_worlds_of_a_decision_value_each_action_as_the_solver_says(preset):
+    """The endgame worlds of one decision, solved together (their results per contract and tricks
+    shared), give each world's action the value of its own solved tricks, with and without stakes."""
+    rules = make_rules(preset)
+    rng = random.Random(3)
+    batch = HeuristicBatchPlayOut(rules)
+    for kind in kinds_of(rules):
+        deal = position(rules, rng, kind, tricks_left=3)
+        seat = deal.to_act
+        sampler, side = WorldSampler(InfoSet.from_deal(deal, seat)), rules.side_of(seat)
+        worlds, legal = [sampler.sample(rng) for _ in range(6)], deal.legal_actions()
+        for stakes in (None, GameStakes(tuple(rng.choice([0, rules.target - 40]) for _ in range(rules.num_sides)), BONUS)):
+            expected = [{a: solved_result(w, action_values(w)[a], side, stakes) for a in legal} for w in worlds]
+            assert worlds_action_values(worlds, legal, side, batch, solver_tricks=4, stakes=stakes) == expected

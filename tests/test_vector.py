@@ -3,6 +3,7 @@ optional numba dependency, and the single-agent Gymnasium vector environment."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
@@ -11,12 +12,25 @@ import pytest
 
 import five_hundred_env
 from five_hundred_env import IllegalActionError, make_rules
-from five_hundred_env.cards import DECKS
+from five_hundred_env.cards import DECKS, kernel_card_ids, mask_to_cards
 from five_hundred_env.engine import deal_to_cards
 from five_hundred_env.vector.batch import VECTOR_PRESETS as PRESETS
 
 pytest.importorskip("numba")
 from five_hundred_env.vector import BatchEngine, SingleAgentVectorEnv
+from five_hundred_env.vector._layout import kernel_mask
+
+
+@pytest.mark.parametrize("preset", sorted(DECKS))
+def test_a_kernel_mask_sets_each_cards_bit(preset: str) -> None:
+    """``kernel_mask`` of any set of a pack's cards is the union of those cards' kernel bits (as a signed int64)."""
+    bits = kernel_card_ids(DECKS[preset])
+    pack = mask_to_cards(DECKS[preset])
+    rng = random.Random(7)
+    for _ in range(200):
+        cards = rng.sample(pack, rng.randrange(len(pack) + 1))
+        expected = sum(1 << bits[c] for c in cards)
+        assert kernel_mask(bits, sum(1 << c for c in cards)) == (expected - (1 << 64) if expected >> 63 else expected)
 
 
 def play(engine: BatchEngine, steps: int) -> None:

@@ -262,13 +262,17 @@ def action_values(deal: Deal) -> dict[int, int]:
     search = solver._Search(deal)
     hands, trick, seat = list(deal.hands), list(deal.trick), deal.to_act
     root = search.moves(hands, trick, deal.led_suit, seat, deal.suits_led, deal.shown_void)
-    in_play = sorted({c for h in hands for c in mask_to_cards(h)} | {c for _, c in trick})
+    everything = sum(1 << c for _, c in trick)
+    for hand in hands:
+        everything |= hand
+    in_play = mask_to_cards(everything)
     if len(in_play) > MAX_CARDS:
         return solver.action_values(deal)
     local = {c: i for i, c in enumerate(in_play)}
+    bits = [(1 << c, 1 << i) for i, c in enumerate(in_play)]
 
-    def mask(cards: int) -> int:
-        return sum(1 << local[c] for c in mask_to_cards(cards) if c in local)
+    def mask(cards: int) -> int:  # over the few cards in play, not over the cards of a suit
+        return sum(local_bit for bit, local_bit in bits if cards & bit)
 
     tricks = hands[seat].bit_count()  # the seat to act still plays to the trick in progress: it and those to come
     trick_seat = np.zeros(search.trick_size * tricks, dtype=np.int64)  # trick k's cards at k × trick_size

@@ -101,9 +101,7 @@ class HeuristicBatchPlayOut:
         """The :class:`Outcome` of every world after every one of ``actions`` (legal in each world),
         world by world, as the worlds' clones with each action applied would end, each world
         loaded once (:meth:`~five_hundred_env.vector.BatchEngine.load_branches`)."""
-        engine = self._engine_for(len(worlds) * len(actions))
-        for w, world in enumerate(worlds):
-            engine.load_branches(range(w * len(actions), (w + 1) * len(actions)), world, actions, scores)
+        self._engine_for(len(worlds) * len(actions)).load_branches(worlds, actions, scores)
         return self._play(len(worlds) * len(actions))
 
     def _engine_for(self, games: int) -> Any:
@@ -121,8 +119,9 @@ class HeuristicBatchPlayOut:
         changes = play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
         thrown_in, team, made = self._engine.contract_outcomes(games)
         sides = range(self.rules.num_sides)
-        return [Outcome(change, () if thrown_in[g] else tuple(s for s in sides if team[g] >> s & 1), bool(made[g]))
-                for g, change in zip(games.tolist(), changes, strict=True)]
+        team = np.where(thrown_in, 0, team)  # a deal thrown in has no team
+        teams = {bits: tuple(s for s in sides if bits >> s & 1) for bits in set(team.tolist())}  # a few per batch
+        return [Outcome(change, teams[bits], m) for change, bits, m in zip(changes, team.tolist(), made.tolist(), strict=True)]
 
 
 def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
@@ -185,7 +184,8 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
 def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: HeuristicBatchPlayOut,
                          solver_tricks: int = 0, stakes: GameStakes | None = None) -> list[dict[int, float]]:
     """:func:`world_action_values` of every world, the playouts of all their actions in one batch."""
-    values = [_solved_values(world, actions, side, solver_tricks, stakes) for world in worlds]
+    worths: dict[tuple[int, ...], float] = {}
+    values = [_solved_values(world, actions, side, solver_tricks, stakes, worths) for world in worlds]
     played = [world for world, solved in zip(worlds, values, strict=True) if solved is None]
     outcomes = iter(play_out.branches(played, actions, stakes.scores if stakes is not None else None) if played else [])
     rules = play_out.rules
@@ -199,13 +199,22 @@ def _points(rules: Rules, outcome: Outcome, side: int) -> float:
     return zero_sum_result(outcome.change, side)
 
 
-def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int,
-                   stakes: GameStakes | None) -> dict[int, float] | None:
-    """The actions' exact values in the card play's last ``solver_tricks`` tricks, else None."""
-    if deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks:
-        solved = action_values(deal)
-        return {a: solved_result(deal, solved[a], side, stakes) for a in actions}
-    return None
+def _solved_values(deal: Deal, actions: list[int], side: int, solver_tricks: int, stakes: GameStakes | None,
+                   worths: dict[tuple[int, ...], float] | None = None) -> dict[int, float] | None:
+    """The actions' exact values in the card play's last ``solver_tricks`` tricks, else None.
+    ``worths`` keeps :func:`solved_result` of each contract and tricks for the other worlds of the
+    same decision (the same ``side`` and ``stakes``): a world's actions and worlds share a few."""
+    if not (deal.phase == Phase.PLAY and _tricks_left(deal) <= solver_tricks):
+        return None
+    worths = {} if worths is None else worths
+    solved = action_values(deal)
+    out = {}
+    for a in actions:
+        key = (deal.contract, deal.contractor, deal.partner, solved[a])  # all solved_result reads of the deal
+        if key not in worths:
+            worths[key] = solved_result(deal, solved[a], side, stakes)
+        out[a] = worths[key]
+    return out
 
 
 def pimc_action_values(info: InfoSet, legal: list[int], worlds: int, rng: random.Random, play_out: PlayOut,

@@ -149,12 +149,16 @@ def rule_options(rules: Rules, game_episodes: bool) -> np.ndarray:
 def kernel_mask(bits: tuple[int, ...], cards: int) -> int:
     """A universal card mask as a kernel mask (``bits``: :func:`kernel_card_ids` of the pack), as
     the signed ``int64`` a state row holds."""
-    mask = 0
-    while cards:  # over the set cards only: a hand is a few of the pack's ids (load_position's hot loop)
-        low = cards & -cards
-        mask |= 1 << bits[low.bit_length() - 1]
-        cards ^= low
+    mask = cards & _LOW_IDS  # an id below 64 is its own bit (kernel_card_ids): the loads' hot path
+    high = cards >> KERNEL_MASK_BITS
+    while high:  # six_handed's ids 64 and 65 take free bits
+        low = high & -high
+        mask |= 1 << bits[KERNEL_MASK_BITS + low.bit_length() - 1]
+        high ^= low
     return mask - (1 << 64) if mask >> 63 else mask
+
+
+_LOW_IDS = (1 << KERNEL_MASK_BITS) - 1
 
 
 

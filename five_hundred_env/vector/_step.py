@@ -13,8 +13,10 @@ from five_hundred_env.vector._cache import announce_compile
 from five_hundred_env.vector._encode import mask_kind, write_mask, write_obs, write_state
 from five_hundred_env.vector._kernels import apply_word_bit, new_game, sample_word_bit, shuffle_deal, start_deal
 from five_hundred_env.vector._layout import (
+    F_ACTION_RNG,
     F_CONTRACT,
     F_CONTRACTOR,
+    F_DEAL_RNG,
     F_DEALER,
     F_MADE,
     F_PHASE,
@@ -164,6 +166,30 @@ def replay(st: np.ndarray, b: int, o: np.ndarray, history: np.ndarray, word_bit:
                 or not is_legal(st, b, word_bit[u])):
             return i
         apply_word_bit(st, b, o, word_bit[u])
+    return -1
+
+
+@njit(cache=True)
+def load_branches(st: np.ndarray, o: np.ndarray, dealers: np.ndarray, histories: np.ndarray, lengths: np.ndarray,
+                  actions: np.ndarray, word_bit: np.ndarray, word_kind: np.ndarray) -> int:
+    """World ``w`` into games ``w·a … w·a+a-1`` (``a = len(actions)``), then ``actions[i]`` in game
+    ``w·a+i``: the world's deal (its hands and kitty written into game ``w·a``'s row) started with
+    dealer ``dealers[w]`` and ``histories[w, :lengths[w]]`` replayed in game ``w·a``, its row copied
+    to the other games (each keeping its own random streams). The first game whose history or
+    action is not legal (the rest not loaded), or -1."""
+    a = actions.shape[0]
+    for w in range(dealers.shape[0]):
+        first = w * a
+        start_deal(st, first, o, dealers[w])
+        if replay(st, first, o, histories[w, :lengths[w]], word_bit, word_kind) >= 0:
+            return first
+        for g in range(first + 1, first + a):
+            deal_rng, action_rng = st[g, F_DEAL_RNG], st[g, F_ACTION_RNG]
+            st[g] = st[first]
+            st[g, F_DEAL_RNG], st[g, F_ACTION_RNG] = deal_rng, action_rng
+        for i in range(a):
+            if replay(st, first + i, o, actions[i:i + 1], word_bit, word_kind) >= 0:
+                return first + i
     return -1
 
 

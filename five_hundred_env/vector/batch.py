@@ -299,25 +299,38 @@ class BatchEngine:
             raise ValueError(f"action {bad} of the deal's history ({history[bad]}) is not legal in game {game}")
         self._refresh(np.array([game]))
 
-    def load_branches(self, games: Sequence[int], deal: Deal, actions: Sequence[int],
-                      scores: Sequence[int] | None = None) -> None:
-        """Put ``deal`` followed by ``actions[i]`` (a universal id legal in ``deal``) into game
-        ``games[i]``, as :meth:`load_position` of each branch would, but loading ``deal`` once: the
-        candidates of a search's world. An illegal action raises ``ValueError``; the games are then
-        left in an unspecified state (load them again)."""
-        games = self._check_games(np.asarray(games))
-        if len(games) != len(actions) or len(games) == 0:
-            raise ValueError(f"give one action per game, at least one: {len(games)} games, {len(actions)} actions")
-        self.load_position(int(games[0]), deal, scores)
-        streams = self._state[games[1:]][:, [F_DEAL_RNG, F_ACTION_RNG]]  # each game keeps its own random streams
-        self._state[games[1:]] = self._state[games[0]]
-        self._state[games[1:], F_DEAL_RNG], self._state[games[1:], F_ACTION_RNG] = streams.T
-        for game, action in zip(games.tolist(), actions, strict=True):
-            step = np.array([action], dtype=np.int64)
-            if not 0 <= action < NUM_UNIVERSAL_ACTIONS or _step.replay(
-                    self._state, game, self._opts, step, self._word_bit, self._word_kind) >= 0:
-                raise ValueError(f"action {action} is not legal in the deal loaded into game {game}")
-        self._refresh(games)
+    def load_branches(self, deals: Sequence[Deal], actions: Sequence[int], scores: Sequence[int] | None = None) -> None:
+        """Put ``deals[w]`` followed by ``actions[i]`` (a universal id legal in every deal) into game
+        ``w * len(actions) + i``, as :meth:`load_position` of each branch would, but loading each
+        deal once, every deal in one compiled call: the worlds of a search and their candidates.
+        A foreign deal, too few games or an illegal action raises ``ValueError``; after an illegal
+        one the games are left in an unspecified state (load them again)."""
+        width, count = len(actions), len(deals) * len(actions)
+        if width == 0 or not deals or count > self.num_games:
+            raise ValueError(f"give at least one deal and one action, for at most {self.num_games} games: "
+                             f"{len(deals)} deals, {width} actions")
+        sides = _check_sides(self.rules, scores) if scores is not None else None
+        lengths = np.array([len(deal.history) if isinstance(deal, Deal) else 0 for deal in deals], dtype=np.int64)
+        histories = np.zeros((len(deals), int(lengths.max())), dtype=np.int64)
+        for w, deal in enumerate(deals):
+            if not isinstance(deal, Deal) or deal.rules != self.rules:
+                raise ValueError(f"deals must be Deals of this engine's rules ({self.rules.describe()}), got {deal!r}")
+            histories[w, :lengths[w]] = deal.history
+            row = self._state[w * width]
+            self._write_dealt(row, deal.dealt, deal.kitty)
+            if sides is not None:
+                _write_scores(row, sides)
+        steps = np.array(actions, dtype=np.int64)
+        for ids in (histories, steps):  # the compiled replay indexes its tables with them unchecked
+            if ((ids < 0) | (ids >= NUM_UNIVERSAL_ACTIONS)).any():
+                raise ValueError(f"the deals' histories and the actions must be universal action ids, got {ids.tolist()}")
+        dealers = np.array([deal.dealer for deal in deals], dtype=np.int64)
+        bad = _step.load_branches(self._state, self._opts, dealers, histories, lengths, steps, self._word_bit,
+                                  self._word_kind)
+        if bad >= 0:
+            raise ValueError(f"the history of deal {bad // width} or action {actions[bad % width]} is not legal "
+                             f"in game {bad}")
+        self._refresh(np.arange(count))
 
     def kernel_arrays(self) -> KernelArrays:
         """The arrays compiled policies step these games with (see :class:`KernelArrays`)."""

@@ -152,20 +152,26 @@ def test_sampler_is_exactly_uniform_over_the_consistent_deals(rules: Rules, kind
         assert abs(z) < 4.5, (chi2, df)
 
 
+def random_positions(rules: Rules, rng: random.Random, count: int) -> Iterator[Deal]:
+    """Deals in progress: each of ``count`` new deals after up to 54 random actions (those that
+    ended meanwhile are left out)."""
+    for _ in range(count):
+        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
+        for _ in range(rng.randrange(55)):
+            if deal.is_over:
+                break
+            deal.apply_action(rng.choice(deal.legal_actions()))
+        if not deal.is_over:
+            yield deal
+
+
 @pytest.mark.parametrize("rules", VARIANTS + NEW_VARIANTS, ids=lambda r: r.describe())
 def test_every_world_looks_the_same_to_the_seat(rules: Rules) -> None:
     """Each world is a real deal at the same decision point: the seat's observation, the seat to
     act and its legal actions are the real ones, and its information set is the same."""
     rng = random.Random(11)
     encoder = ObservationEncoder(rules)
-    for _ in range(25):
-        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
-        for _ in range(rng.randrange(55)):
-            if deal.is_over:
-                break
-            deal.apply_action(rng.choice(deal.legal_actions()))
-        if deal.is_over:
-            continue
+    for deal in random_positions(rules, rng, 25):
         for seat in range(rules.num_players):
             info = InfoSet.from_deal(deal, seat)
             sampler = WorldSampler(info)
@@ -184,14 +190,7 @@ def test_a_world_copied_from_its_path_equals_the_replayed_one(rules: Rules) -> N
     world equals the engine's own replay of the same cards, field by field, in every phase."""
     rng = random.Random(23)
     copied = drawn = 0
-    for _ in range(25):
-        deal = Deal.new(rules, rng, rng.randrange(rules.num_players))
-        for _ in range(rng.randrange(55)):
-            if deal.is_over:
-                break
-            deal.apply_action(rng.choice(deal.legal_actions()))
-        if deal.is_over:
-            continue
+    for deal in random_positions(rules, rng, 25):
         for seat in range(rules.num_players):
             sampler = WorldSampler(InfoSet.from_deal(deal, seat))
             for _ in range(4):

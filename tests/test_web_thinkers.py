@@ -180,6 +180,18 @@ def test_a_process_killed_under_the_event_loops_exchanges_fails_none_of_them():
         agents.close()
 
 
+def play_to_the_end(client: TestClient, view: dict) -> dict:
+    """Play a game through the API to its end (the person's last legal move each turn, long polls
+    for the agents'); no view may carry an error. The last view."""
+    while not (view["stopped"] or view["over"]):
+        if view["legal"]:
+            view = client.post(f"/api/games/{view['id']}/action", json={"action": view["legal"][-1]}).json()
+        else:
+            view = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}).json()
+        assert view["error"] is None, view["error"]
+    return view
+
+
 def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loop(monkeypatch):
     """The exchanges go through the loop's ``ask``: the worker threads' ``play`` is never called."""
     store = GameStore(None, pace=0.0, workers=2, agent_processes=1)
@@ -192,12 +204,7 @@ def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loo
     with TestClient(create_app(store)) as client:
         view = client.post("/api/games", json={"preset": "australian", "agents": ["heuristic"] * 4,
                                                "length": "deal", "seat": 3}).json()  # seat 3: the agents begin
-        while not (view["stopped"] or view["over"]):
-            if view["legal"]:
-                view = client.post(f"/api/games/{view['id']}/action", json={"action": view["legal"][-1]}).json()
-            else:
-                view = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}).json()
-            assert view["error"] is None, view["error"]
+        play_to_the_end(client, view)
     assert not store._tasks  # the app's end waited for the moves in progress
 
 
@@ -206,10 +213,5 @@ def test_a_server_with_agent_processes_plays_a_deal_through_the_api():
     with TestClient(create_app(store)) as client:
         view = client.post("/api/games", json={"preset": "italian_3p", "agents": ["heuristic"] * 3,
                                                "length": "deal"}).json()
-        while not (view["stopped"] or view["over"]):
-            if view["legal"]:
-                view = client.post(f"/api/games/{view['id']}/action", json={"action": view["legal"][-1]}).json()
-            else:
-                view = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}).json()
-            assert view["error"] is None, view["error"]
+        view = play_to_the_end(client, view)
         assert client.delete(f"/api/games/{view['id']}").status_code == 204

@@ -146,6 +146,10 @@ def rule_options(rules: Rules, game_episodes: bool) -> np.ndarray:
     return opts
 
 
+_LOW_IDS = (1 << KERNEL_MASK_BITS) - 1
+"""The universal ids below 64, each its own kernel bit (:func:`kernel_card_ids`)."""
+
+
 def kernel_mask(bits: tuple[int, ...], cards: int) -> int:
     """A universal card mask as a kernel mask (``bits``: :func:`kernel_card_ids` of the pack), as
     the signed ``int64`` a state row holds."""
@@ -156,10 +160,6 @@ def kernel_mask(bits: tuple[int, ...], cards: int) -> int:
         mask |= 1 << bits[KERNEL_MASK_BITS + low.bit_length() - 1]
         high ^= low
     return mask - (1 << 64) if mask >> 63 else mask
-
-
-_LOW_IDS = (1 << KERNEL_MASK_BITS) - 1
-
 
 
 # -- the observation layout (ObservationEncoder.layout) as offsets --------------------------------

@@ -310,11 +310,12 @@ class BatchEngine:
             raise ValueError(f"give at least one deal and one action, for at most {self.num_games} games: "
                              f"{len(deals)} deals, {width} actions")
         sides = _check_sides(self.rules, scores) if scores is not None else None
-        lengths = np.array([len(deal.history) if isinstance(deal, Deal) else 0 for deal in deals], dtype=np.int64)
-        histories = np.zeros((len(deals), int(lengths.max())), dtype=np.int64)
-        for w, deal in enumerate(deals):
+        for deal in deals:
             if not isinstance(deal, Deal) or deal.rules != self.rules:
                 raise ValueError(f"deals must be Deals of this engine's rules ({self.rules.describe()}), got {deal!r}")
+        lengths = np.array([len(deal.history) for deal in deals], dtype=np.int64)
+        histories = np.zeros((len(deals), int(lengths.max())), dtype=np.int64)
+        for w, deal in enumerate(deals):
             histories[w, :lengths[w]] = deal.history
             row = self._state[w * width]
             self._write_dealt(row, deal.dealt, deal.kitty)

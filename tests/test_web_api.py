@@ -67,7 +67,7 @@ def run_agents(session: GameSession) -> None:
 
 @pytest.fixture
 def client():
-    store = GameStore(None, pace=0.0, workers=2)
+    store = GameStore(None, pace=0.0, workers=2, seeds=random.Random(0))
     with TestClient(create_app(store)) as c:
         c.store = store
         yield c
@@ -568,7 +568,7 @@ def test_a_checkpoint_given_to_the_server_is_an_agent_and_no_other_file_is():
     from agents.pretrained import pretrained_path
 
     path = str(pretrained_path("australian"))
-    store = GameStore(None, pace=0.0, agent_files=[path])
+    store = GameStore(None, pace=0.0, agent_files=[path], seeds=random.Random(0))
     with TestClient(create_app(store)) as client:
         assert path in client.get("/api/info").json()["agents"]
         view = wait_turn(client, new_game(client, agents=[None, path, "heuristic", path]))
@@ -579,7 +579,7 @@ def test_a_checkpoint_given_to_the_server_is_an_agent_and_no_other_file_is():
 
 
 def test_the_number_of_games_is_bounded():
-    store = GameStore(None, max_games=2, pace=0.0)
+    store = GameStore(None, max_games=2, pace=0.0, seeds=random.Random(0))
     with TestClient(create_app(store)) as client:
         first = new_game(client)
         new_game(client)
@@ -588,8 +588,18 @@ def test_the_number_of_games_is_bounded():
         new_game(client)
 
 
+def test_a_seeded_store_deals_the_same_games_and_the_default_store_does_not():
+    def first_hands(seeds: random.Random | None) -> list[list[dict]]:
+        store = GameStore(None, pace=0.0, seeds=seeds)
+        with TestClient(create_app(store)) as client:
+            return [new_game(client)["seats"][HUMAN]["hand"] for _ in range(3)]
+
+    assert first_hands(random.Random(7)) == first_hands(random.Random(7))
+    assert first_hands(None) != first_hands(None)  # the system's randomness: 3 deals alike by chance ~never
+
+
 def test_idle_games_expire(tmp_path):
-    store = GameStore(tmp_path, idle_seconds=60, pace=0.0)
+    store = GameStore(tmp_path, idle_seconds=60, pace=0.0, seeds=random.Random(0))
     with TestClient(create_app(store)) as client:
         old, fresh = new_game(client), new_game(client)
         store.games[old["id"]].last_active -= 61
@@ -601,7 +611,7 @@ def test_idle_games_expire(tmp_path):
 
 
 def test_a_restart_resumes_every_game_where_it_was(tmp_path):
-    store = GameStore(tmp_path, pace=0.0)
+    store = GameStore(tmp_path, pace=0.0, seeds=random.Random(0))
     with TestClient(create_app(store)) as client:
         play = wait_turn(client, new_game(client, "french_46"))
         for _ in range(6):
@@ -615,7 +625,7 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
         watched = client.get(f"/api/games/{watch['id']}").json()
         actions = list(store.games[play["id"]].actions)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"{play['id']}.json", f"{watch['id']}.json"])
-    store = GameStore(tmp_path, pace=0.0)  # the server again, from the same folder
+    store = GameStore(tmp_path, pace=0.0, seeds=random.Random(1))  # the server again, from the same folder
     with TestClient(create_app(store)) as client:
         assert client.get(f"/api/games/{play['id']}").json() == play
         assert client.get(f"/api/games/{watch['id']}").json() == watched
@@ -629,11 +639,13 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
 
 
 def test_a_game_file_is_a_journal_and_a_line_cut_short_is_ignored(tmp_path):
-    store = GameStore(tmp_path, pace=0.0)
+    store = GameStore(tmp_path, pace=0.0, seeds=random.Random(0))
     with TestClient(create_app(store)) as client:
         view = wait_turn(client, new_game(client))
-        for _ in range(4):
+        for _ in range(4):  # a deal can end the game (an open misère made scores 500): stop there
             view = wait_turn(client, client.post(f"/api/games/{view['id']}/action", json={"action": choose(view)}).json())
+            if view["over"]:
+                break
         store.flush()
         session = store.games[view["id"]]
         path = tmp_path / f"{view['id']}.json"
@@ -652,7 +664,7 @@ def test_a_damaged_game_file_is_skipped(tmp_path):
     saved["actions"] = [parse_action("NO_NOMINATION", make_rules("australian"))]  # not legal in the auction
     (tmp_path / ("D" * 24 + ".json")).write_text(json.dumps(saved))
     assert GameSession.from_json({**saved, "actions": []}).id == "D" * 24  # the same file without the bad move loads
-    store = GameStore(tmp_path, pace=0.0)
+    store = GameStore(tmp_path, pace=0.0, seeds=random.Random(0))
     assert store.games == {}
     store.close()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 
@@ -48,7 +49,7 @@ YOUR_TURN = ("#hand .card.legal, #bids button:enabled, #specials button:enabled,
 
 @pytest.fixture(scope="module")
 def server():
-    store = GameStore(None, pace=0.0, workers=2)  # in memory: keeping games on disk is tested in test_web_api.py
+    store = GameStore(None, pace=0.0, workers=2, seeds=random.Random(0))  # in memory (on disk: test_web_api.py)
     with running_server(store) as url:
         yield url
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import signal
 
 import pytest
@@ -194,7 +195,7 @@ def play_to_the_end(client: TestClient, view: dict) -> dict:
 
 def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loop(monkeypatch):
     """The exchanges go through the loop's ``ask``: the worker threads' ``play`` is never called."""
-    store = GameStore(None, pace=0.0, workers=2, agent_processes=1)
+    store = GameStore(None, pace=0.0, workers=2, agent_processes=1, seeds=random.Random(0))
     assert store.processes is not None
 
     def no_threads(*_args: object) -> None:
@@ -209,7 +210,7 @@ def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loo
 
 
 def test_a_server_with_agent_processes_plays_a_deal_through_the_api():
-    store = GameStore(None, pace=0.0, workers=2, agent_processes=1)
+    store = GameStore(None, pace=0.0, workers=2, agent_processes=1, seeds=random.Random(0))
     with TestClient(create_app(store)) as client:
         view = client.post("/api/games", json={"preset": "italian_3p", "agents": ["heuristic"] * 3,
                                                "length": "deal"}).json()

@@ -15,6 +15,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import random
 import re
 import secrets
 import threading
@@ -90,11 +91,13 @@ class GameStore:
     threads the agents think on; ``agent_processes``: how many processes they think in (0: on the
     worker threads themselves; see :mod:`training.web.thinkers`), ``agent_nice`` steps of niceness
     below the server's priority (0 to 19); ``agent_files``: checkpoint paths
-    the page may name as agents (no other file is ever loaded on a page's request)."""
+    the page may name as agents (no other file is ever loaded on a page's request); ``seeds``:
+    where each new game's secret seed is drawn from (default: the operating system's cryptographic
+    randomness; a seeded :class:`random.Random` makes a test's games the same on every run)."""
 
     def __init__(self, folder: str | Path | None = None, *, max_games: int = 100, idle_seconds: float = 3600.0,
                  pace: float = 0.8, workers: int = 4, agent_processes: int = 0, agent_nice: int = DEFAULT_NICE,
-                 agent_files: Sequence[str] = ()) -> None:
+                 agent_files: Sequence[str] = (), seeds: random.Random | None = None) -> None:
         if max_games < 1:
             raise ValueError(f"the number of games must be at least 1, got {max_games}")
         if idle_seconds <= 0:
@@ -108,6 +111,7 @@ class GameStore:
         check_nice(agent_nice)
         self.folder = None if folder is None else Path(folder).expanduser()
         self.max_games, self.idle_seconds, self.pace = max_games, idle_seconds, pace
+        self._seeds = seeds
         self.agent_files = []
         for path in agent_files:
             if not Path(path).expanduser().is_file():
@@ -190,7 +194,7 @@ class GameStore:
             game_id = secrets.token_urlsafe(18)
             try:
                 session = GameSession(game_id, rules, mode=mode, seat=seat, agents=specs, length=length,
-                                      seed=secrets.randbits(63), pace=float(pace), record=record)
+                                      seed=self._new_seed(), pace=float(pace), record=record)
                 for s in range(rules.num_players):
                     if session.specs[s] is not None:
                         session._agent(s)  # fail now on a spec that does not load
@@ -417,6 +421,10 @@ class GameStore:
     def _sweep_job(self) -> None:
         self.sweep()
         self.scheduler.at(time.monotonic() + self._sweep_every(), self._sweep_job)
+
+    def _new_seed(self) -> int:
+        """A new game's secret seed (it decides the cards); called under the store's lock."""
+        return secrets.randbits(63) if self._seeds is None else self._seeds.getrandbits(63)
 
     def sweep(self) -> list[str]:
         """Delete the games idle for longer than ``idle_seconds``; returns their ids."""

@@ -18,6 +18,7 @@ import five_hundred_env  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents import pretrained as pretrained_module  # noqa: E402
 from agents.base import Agent  # noqa: E402
+from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import (  # noqa: E402
     POLICY_FORMAT,
     ActorCritic,
@@ -78,8 +79,8 @@ def plays_a_deal(agent_spec: str, preset: str, seed: int = 0):
     return deal
 
 
-SHIPPED = ("australian", "french_46", "italian_3p")
-"""The presets with a shipped network: the two-, five- and six-player presets have none yet."""
+SHIPPED = ("australian", "french_46", "italian_3p", "six_handed")
+"""The presets with a shipped network: the two- and five-player presets have none yet."""
 
 
 def test_every_preset_ships_a_network():
@@ -205,6 +206,28 @@ def test_the_export_command(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["export", str(source), str(tmp_path / "x.pt"), "--dtype", "bfloat16"])
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_an_exported_threshold_replaces_the_fits_and_changes_what_the_network_plays(tmp_path):
+    """``export --threshold POINTS``: the advice weight (in units of 100 points) is the one given,
+    kept in the provenance; a threshold no estimate beats leaves every decision to the advice
+    (the heuristic's action), a threshold of 0 leaves it to the network's own estimates."""
+    source = write_checkpoint(tmp_path / "final.pt")
+    assert main(["export", str(source), str(tmp_path / "own.pt")]) == 0
+    assert main(["export", str(source), str(tmp_path / "high.pt"), "--threshold", "100000"]) == 0
+    assert main(["export", str(source), str(tmp_path / "zero.pt"), "--threshold", "0"]) == 0
+    own, high = read_checkpoint(tmp_path / "own.pt"), read_checkpoint(tmp_path / "high.pt")
+    assert own["provenance"]["advice_weight"] is None and high["provenance"]["advice_weight"] == 1000.0
+    assert float(high["model"]["advice_weight"]) == 1000.0
+    rules = make_rules("australian")
+    env = five_hundred_env.env(rules=rules, episode="deal")
+    for name, follows in (("zero.pt", False), ("high.pt", True)):
+        agent = Comparing(load_agent(tmp_path / name), HeuristicAgent(rules, seed=0))
+        for seed in range(3):
+            play_deal(env, [agent] * 4, seed=seed)
+        assert (agent.agreed == agent.decisions) == follows, name
+    with pytest.raises(ValueError, match="finite"):
+        export_policy(source, tmp_path / "nan.pt", advice_weight=float("nan"))
 
 
 def test_the_shipped_folder_is_read_through_importlib_resources(shipped):

@@ -18,6 +18,7 @@ from test_search_positions import PRESET_NAMES, kinds_of, position
 from agents.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent
 from agents.search.tracking import ObservationTracker
+from agents.search.values import play_candidates
 from five_hundred_env import make_rules
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
@@ -89,6 +90,38 @@ def test_misere_play_false_leaves_a_closed_miseres_card_play_to_the_base_agent(m
             assert searched > 0
     with pytest.raises(ValueError, match="misere_play"):
         PIMCAgent(rules, misere_play="no")
+
+
+@pytest.mark.parametrize("equal_cards", [True, False])
+def test_equal_cards_search_one_card_of_each_run_and_skip_a_choice_among_equals(equal_cards: bool) -> None:
+    """§6 card order: with ``equal_cards`` (the default) a card play whose legal cards are all equal
+    is the heuristic's and is not searched, and a searched one scores one card of each run
+    (:func:`~agents.search.values.play_candidates`); off, every legal card is scored."""
+    rules = make_rules("australian")
+    rng = random.Random(11)
+    encoder, table = ObservationEncoder(rules), ActionTable(rules)
+    heuristic = HeuristicAgent(rules, seed=0)
+    agent = PIMCAgent(rules, seed=3, worlds=2, equal_cards=equal_cards, search="play", solver_tricks=0)
+    skipped = fewer = 0
+    for _ in range(6):
+        deal = position(rules, rng, "suit", tricks_left=rules.hand_size, extra_cards=0)
+        while not deal.is_over:
+            obs = _observe(deal, encoder, table)
+            legal = deal.legal_actions()
+            kept = play_candidates(InfoSet.from_deal(deal, deal.to_act), legal, table.universal[heuristic.act(obs)])
+            searches = agent.stats["play"].searches
+            action = agent.act(obs)
+            searched = agent.stats["play"].searches > searches
+            if equal_cards and len(kept) == 1:
+                assert not searched and action == heuristic.act(obs)
+                skipped += len(legal) > 1
+            elif searched:
+                assert set(agent.last_search.means) == set(kept if equal_cards else legal)
+                fewer += len(kept) < len(legal)
+            deal.apply_action(table.universal[action])
+    assert fewer > 0 and (skipped > 0) == equal_cards
+    with pytest.raises(ValueError, match="equal_cards"):
+        PIMCAgent(rules, equal_cards="no")
 
 
 RULE_VARIANTS = [make_rules(p) for p in PRESET_NAMES] + [

@@ -37,7 +37,7 @@ agents (AGENT_A, AGENT_B; also play --opponents, watch):
   PATH.zip               a model saved by sb3-contrib's MaskablePPO
 
 how long, per board (both plays) on one core: heuristic or random about 0.01 s, pretrained
-about 0.1 s, pimc (64 worlds per card play) about 0.8 s; --workers N divides the wall-clock. See docs/agents.md."""
+about 0.1 s, pimc (80 worlds per card play) about 0.7 s; --workers N divides the wall-clock. See docs/agents.md."""
 
 
 class Stopped(KeyboardInterrupt):
@@ -212,9 +212,11 @@ def _export(args: argparse.Namespace) -> int:
     """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.neural.export_policy)."""
     from agents.neural import export_policy
     from five_hundred_env.files import check_output
+    from training.rollouts.exit_rows import RESULT_SCALE
 
     out = check_output(args.out, "OUT", inputs=[args.checkpoint])
-    provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note)
+    weight = None if args.threshold is None else args.threshold / RESULT_SCALE
+    provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note, advice_weight=weight)
     before, after = Path(args.checkpoint).stat().st_size, out.stat().st_size
     print(f"wrote {out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
           f"sha256 of the source {provenance['sha256'][:16]}...; {provenance['flushed_to_zero']:,} weights too "
@@ -362,6 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--dtype", choices=("float16", "float32"), default="float16",
                         help="the precision the weights are stored in (default float16; they play in float32)")
     export.add_argument("--note", default="", help="free text kept in the file's provenance")
+    export.add_argument("--threshold", type=float, metavar="POINTS",
+                        help="a regression-fitted network's threshold (its advice weight, in points) instead of the "
+                             "one its fit chose on the held-out deals: it leaves the heuristic's choice only where an "
+                             "estimated advantage beats it by more (docs/expert_iteration.md, \"Fit\")")
     export.set_defaults(func=_export)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")

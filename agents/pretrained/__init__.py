@@ -2,7 +2,8 @@
 
 Each is the actor of an expert-iteration run (``five-hundred exit
 configs/pretrained_<preset>.yaml``) exported by ``five-hundred export``, then score-tuned for
-the game to 500 (``python -m training.algorithms.score_tuning``; docs/agents.md, "Pretrained agents").
+the game to 500 (``python -m training.algorithms.score_tuning``; docs/agents.md, "Pretrained agents"),
+or fitted from game scores in the first place (``six_handed``: no tuning).
 The files are package data, read through :mod:`importlib.resources`, so they load from an
 installed wheel as from a source tree, with no training. This module imports no torch: only
 :func:`load_pretrained` does, when it loads one.

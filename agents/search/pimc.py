@@ -36,6 +36,7 @@ from agents.search.values import (
     PlayOut,
     batch_play_out,
     bid_candidates,
+    play_candidates,
     policy_play_out,
     world_action_values,
     worlds_action_values,
@@ -49,10 +50,11 @@ DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
 and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
 
-DEFAULT_WORLDS = 64
-"""Worlds per card play: with the defaults of the other kinds, about 0.8 CPU-s per duplicate board
-against the heuristic, within the 1 CPU-s budget of docs/search.md §4 (*Fourth round: the defaults
-doubled*: +35.6 per deal against +15.6 at 32 and 16 worlds on the same 1,000 boards)."""
+DEFAULT_WORLDS = 80
+"""Worlds per card play: with the defaults of the other kinds and one card rolled out per run of
+equal cards, about 0.72 CPU-s per duplicate board against the heuristic, within the 1 CPU-s budget
+of docs/search.md §4 (*Fifth round: equal cards*: the CPU the equal cards free buys 80 worlds
+for what 64 cost, +37.3 per deal on the issue's 1,000 boards)."""
 DEFAULT_AUCTION_WORLDS = 32
 """Worlds per bid, discard and nomination (docs/search.md §4, *Fourth round: the defaults
 doubled*); their ``min_gain`` margins keep the heuristic's choice at about nine searched bids in ten."""
@@ -184,6 +186,9 @@ class PIMCAgent(Agent):
     them from one that wins it for another side: :class:`~agents.search.values.GameStakes`).
     ``misere_play=False`` leaves the card play of a closed misère (declarer and defenders) to the
     base agent (docs/search.md §4: the search's misère play measured behind the heuristic's).
+    ``equal_cards`` (on by default) rolls out one card of each run of equal cards of the hand (the
+    cards between them played or in the same hand: :func:`~agents.search.values.play_candidates`),
+    not each of them.
     """
 
     name = "pimc"
@@ -193,7 +198,8 @@ class PIMCAgent(Agent):
                  search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
-                 inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True) -> None:
+                 inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True,
+                 equal_cards: bool = True) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -220,6 +226,10 @@ class PIMCAgent(Agent):
         if not isinstance(misere_play, bool):
             raise ValueError(f"misere_play must be true or false, got {misere_play!r}")
         self.misere_play = misere_play
+        if not isinstance(equal_cards, bool):
+            raise ValueError(f"equal_cards must be true or false, got {equal_cards!r}")
+        self.equal_cards = equal_cards
+        """Whether a card play rolls out one card of each run of equal cards (:func:`~agents.search.values.play_candidates`)."""
         """Whether the card play of a (closed) misère is searched (else it is the base agent's)."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
@@ -280,13 +290,23 @@ class PIMCAgent(Agent):
             self.stats[kind].fallbacks += 1
             return self.table.compact[base_action]
         legal = [self.table.universal[int(a)] for a in legal_compact]
-        unsearched = len(legal) == 1 or (kind == "play" and info.contract == MISERE and not self.misere_play)
-        action = base_action if unsearched else self._search(kind, info, legal, base_action, vector)
+        candidates = self._candidates(kind, info, legal, base_action)  # the base agent's action among them
+        unsearched = len(candidates) == 1 or (kind == "play" and info.contract == MISERE and not self.misere_play)
+        action = base_action if unsearched else self._search(kind, info, legal, candidates, base_action, vector)
         if kind == "play":
             self.tracker.record_own_play(vector, info, action)
         return self.table.compact[action]
 
-    def _search(self, kind: str, info: InfoSet, legal: list[int], base_action: int, vector: np.ndarray) -> int:
+    def _candidates(self, kind: str, info: InfoSet, legal: list[int], base_action: int) -> list[int]:
+        """The legal actions the worlds are played out after: some bids, one of each run of equal cards."""
+        if kind == "bid":
+            return bid_candidates(legal, base_action)
+        if kind == "play" and self.equal_cards:
+            return play_candidates(info, legal, base_action)
+        return legal
+
+    def _search(self, kind: str, info: InfoSet, legal: list[int], candidates: list[int], base_action: int,
+                vector: np.ndarray) -> int:
         """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
         stakes = GameStakes(tuple(self._scores(vector, info.seat)), self.win_bonus)
@@ -299,7 +319,6 @@ class PIMCAgent(Agent):
         # is bounded in time: then each world's are played as it is drawn
         batch = self._play_out if isinstance(self._play_out, HeuristicBatchPlayOut) and self.seconds is None else None
         deferred: list[Deal] = []
-        candidates = bid_candidates(legal, base_action) if kind == "bid" else legal
         sampler = WorldSampler(info) if self.inference is None else self.inference.sampler(info, list(stakes.scores))
         totals = dict.fromkeys(candidates, 0.0)
         side = self.rules.side_of(info.seat)

@@ -19,8 +19,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.search.solver import side_scores
-from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable, bid_strain, is_trick_bid
-from five_hundred_env.engine import Deal, Phase, contract_winners
+from five_hundred_env.actions import (
+    MISERE,
+    OPEN_MISERE,
+    PASS,
+    ActionTable,
+    action_card,
+    bid_strain,
+    is_card_action,
+    is_trick_bid,
+)
+from five_hundred_env.cards import JOKERS_MASK, mask_to_cards
+from five_hundred_env.engine import EFFECTIVE_SUIT, WIN_KEY, Deal, Phase, contract_winners
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
@@ -265,3 +275,38 @@ def bid_candidates(legal: list[int], advised: int) -> list[int]:
             cheapest[strain] = min(u, cheapest.get(strain, u))
     wanted = {PASS, advised, MISERE, OPEN_MISERE, *cheapest.values()}
     return sorted(wanted & set(legal))
+
+
+def play_candidates(info: InfoSet, legal: list[int], advised: int) -> list[int]:
+    """The card plays rolled out at a decision: one of each run of *equal* cards, in id order.
+
+    Two cards of ``info.seat``'s hand are equal when they are of the same effective suit (§6) and
+    every card ranked between them in it is in the same hand or was played to a finished trick:
+    whichever of them is played, every trick goes to the same seat whatever anyone does (the
+    exact solver gives them the same value), so rolling both out only spends playouts. A run
+    keeps ``advised`` where it holds it, else its first legal card in id order. Jokers, the
+    five-handed called card (playing it shows the partner, §10.5) and joker leads are never merged;
+    the cards of the current trick and those whose place is hidden (the kitty, another seat's
+    discards, a misère's dead hand) count as in play, so they part runs."""
+    rules = info.rules
+    finished = len(info.plays) - len(info.plays) % info.trick_size()
+    out_of_play = sum(1 << action_card(a) for _s, a in info.plays[:finished]) | (info.discards or 0)
+    ctx = info.ctx
+    run_of: dict[int, int] = {}  # card -> the lowest card of its run (the run's name)
+    for suit in range(4):
+        in_play = [c for c in mask_to_cards(rules.deck & ~out_of_play) if EFFECTIVE_SUIT[ctx][c] == suit]
+        run = -1
+        for card in sorted(in_play, key=lambda c: WIN_KEY[ctx][suit][c]):
+            mergeable = info.hand >> card & 1 and not JOKERS_MASK >> card & 1
+            run = (card if run < 0 else run) if mergeable else -1
+            if mergeable:
+                run_of[card] = run
+    chosen: dict[int, int] = {}  # run -> the candidate kept for it
+    kept = []
+    for action in legal:
+        card = action_card(action) if is_card_action(action) else -1
+        if card not in run_of or action == info.call:
+            kept.append(action)
+        elif run_of[card] not in chosen or action == advised:
+            chosen[run_of[card]] = action
+    return sorted([*kept, *chosen.values()])

@@ -19,17 +19,15 @@ deviate. The advice is computed from the seat's own observation only, so nothing
 
 :class:`NeuralAgent` wraps a trained network in the common :class:`~agents.base.Agent`
 interface; :func:`load_agent` builds one from a checkpoint written by ``training.algorithms.ppo`` or
-``training.algorithms.expert_iteration``, or from a *policy file* (:func:`export_policy`: the actor alone,
-in float16 by default, what ships in ``agents/pretrained/``).
+``training.algorithms.expert_iteration``, or from a *policy file* (:func:`agents.policy_files.export_policy`: the actor
+alone, in float16 by default, what ships in ``agents/pretrained/``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import warnings
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +38,14 @@ from torch.distributions import Categorical
 
 from agents.base import Agent
 from five_hundred_env.engine import Deal
-from five_hundred_env.files import check_output, write_atomic
+from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules, make_rules
 
 CHECKPOINT_FORMAT = "five-hundred-ppo/1"
 """The ``format`` entry of every checkpoint; bump it when the layout changes."""
 
 POLICY_FORMAT = "five-hundred-policy/1"
-"""The ``format`` entry of a *policy file* (:func:`export_policy`): the actor only, for playing."""
-
-POLICY_DTYPES = {"float16": torch.float16, "float32": torch.float32}
-"""The precisions a policy file's weights may be stored in (they are always played in float32)."""
+"""The ``format`` entry of a *policy file* (:func:`agents.policy_files.export_policy`): the actor only, for playing."""
 
 MASK_VALUE = -1e8
 """The logit of an illegal action: far below any real logit, yet finite, so that softmax,
@@ -296,7 +291,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any], tag: str | None =
 
 
 def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[str, Any]:
-    """Load a checkpoint or a policy file (:func:`export_policy`) with ``weights_only=True``
+    """Load a checkpoint or a policy file (:func:`agents.policy_files.export_policy`) with ``weights_only=True``
     (tensors and plain data only, never code) and check it: a missing file, a corrupt or foreign
     file, or (when ``rules`` is given) a network trained for another preset is refused with a
     clear error; other rule options of the same preset are played with a warning naming them.
@@ -444,63 +439,3 @@ def load_agent(path: str | Path, rules: Rules | str | None = None, seed: int | N
     if rules is None:
         rules = Rules.from_dict(data["rules"])
     return NeuralAgent(rules, seed, model=model, greedy=greedy)
-
-
-# -- policy files ------------------------------------------------------------------------------
-
-def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", note: str = "",
-                  advice_weight: float | None = None) -> dict[str, Any]:
-    """Write ``out``, the *policy file* of a checkpoint (or of another policy file): its rules,
-    its ``model_spec`` and the actor's weights only (the critic, never used to play, is left
-    out), the parameters stored as ``dtype`` (:data:`POLICY_DTYPES`), and a ``provenance``
-    dict (the source's file name and sha256, the export time, ``note``, and ``flushed_to_zero``:
-    how many non-zero weights are too small for ``dtype`` and were stored as 0). ``advice_weight``
-    replaces the network's own (a regression fit's threshold, in its units of 100 points: the
-    greedy network leaves the advised action only where an estimated advantage beats it by more),
-    kept in the provenance as ``advice_weight`` (``None`` there: the network's own). Written whole or
-    not at all, never over ``source`` (:func:`five_hundred_env.files.check_output`);
-    :func:`read_checkpoint` and :func:`load_agent` read it. A weight too large for ``dtype`` is a
-    ``ValueError`` naming the largest (it would be stored as infinity). Returns the provenance."""
-    source = Path(source)
-    out = check_output(out, inputs=[source])
-    data = read_checkpoint(source)
-    model = model_from_checkpoint(data, source)
-    origin: dict[str, Any] = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
-    if advice_weight is not None:
-        if not hasattr(model, "advice_weight"):
-            raise ValueError(f"{source}: the network has no advice, so no advice weight to set")
-        if not math.isfinite(advice_weight):
-            raise ValueError(f"the advice weight must be a finite number, got {advice_weight!r}")
-        with torch.no_grad():
-            model.advice_weight.fill_(float(advice_weight))
-        origin["advice_weight"] = float(advice_weight)
-    return write_policy(model, Rules.from_dict(data["rules"]), out, dtype, note, origin)
-
-
-def write_policy(model: ActorCritic, rules: Rules, out: str | Path, dtype: str = "float16", note: str = "",
-                 origin: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write ``out``, the policy file of ``model`` (the format of :func:`export_policy`): ``origin``
-    (``source`` and ``sha256`` of what it was made from; empty for a network made in memory) goes
-    into its provenance. A weight too large for ``dtype`` is a ``ValueError`` naming the largest.
-    Returns the provenance."""
-    if dtype not in POLICY_DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
-    parameters = dict(model.named_parameters())
-    # Buffers (the input scale) stay float32: they are fixed by the spec, not learned, and small.
-    weights = {name: tensor.detach().to(POLICY_DTYPES[dtype]) if name in parameters else tensor
-               for name, tensor in model.state_dict().items() if not name.startswith("critic.")}
-    stored = {name: weights[name] for name in parameters if name in weights}
-    largest_name = max(stored, key=lambda name: float(parameters[name].detach().abs().max()))
-    largest = float(parameters[largest_name].detach().abs().max())
-    if largest > torch.finfo(POLICY_DTYPES[dtype]).max:
-        what = (origin or {}).get("source") or "the network"
-        raise ValueError(f"{what}: the largest weight, {largest:.6g} (in {largest_name}), does not fit {dtype} "
-                         f"(at most {torch.finfo(POLICY_DTYPES[dtype]).max:.6g}): export with --dtype float32")
-    flushed = sum(int(((parameters[name].detach() != 0) & (tensor == 0)).sum()) for name, tensor in stored.items())
-    provenance = {"source": "", "sha256": "", "advice_weight": None, **(origin or {}),
-                  "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
-                  "flushed_to_zero": flushed}
-    payload = {"format": POLICY_FORMAT, "rules": rules.to_dict(), "model_spec": model.spec(), "model": weights,
-               "provenance": provenance}
-    write_atomic(out, lambda f: torch.save(payload, f))
-    return provenance

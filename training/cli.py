@@ -209,8 +209,8 @@ def _exit(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.neural.export_policy)."""
-    from agents.neural import export_policy
+    """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.policy_files.export_policy)."""
+    from agents.policy_files import export_policy
     from five_hundred_env.files import check_output
     from training.rollouts.exit_rows import RESULT_SCALE
 

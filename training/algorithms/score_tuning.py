@@ -21,7 +21,7 @@ The fix is a distillation over positions of real games (docs/agents.md, "Pretrai
   (``scores_at``), so that at a score of zero it plays exactly as before.
 
 ``python -m training.algorithms.score_tuning SOURCE OUT`` tunes the network of the checkpoint or policy file
-``SOURCE`` and writes the policy file ``OUT`` (the same format, :func:`agents.neural.write_policy`).
+``SOURCE`` and writes the policy file ``OUT`` (the same format, :func:`agents.policy_files.write_policy`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ import torch
 from torch import nn
 
 from agents.heuristic import HeuristicAgent
-from agents.neural import ActorCritic, load_agent, policy_input, read_checkpoint, write_policy
+from agents.neural import ActorCritic, load_agent, policy_input, read_checkpoint
+from agents.policy_files import write_policy
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Game
 from five_hundred_env.observation import ObservationEncoder, observation_layout

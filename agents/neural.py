@@ -16,6 +16,8 @@ actions, to the observation vector; the actor reads it and adds a learnable bonu
 (:data:`ADVICE_WEIGHT` at the start) to that action's logit. A fresh network therefore plays the
 heuristic's moves greedily (its policy head starts near zero), and training learns where to
 deviate. The advice is computed from the seat's own observation only, so nothing hidden leaks.
+With ``phase_slice`` (the observation's phase one-hot) the bonus is one learnable number per phase,
+so each decision kind has its own (expert iteration's ``regression`` fit chooses one per kind).
 
 :class:`NeuralAgent` wraps a trained network in the common :class:`~agents.base.Agent`
 interface; :func:`load_agent` builds one from a checkpoint written by ``training.algorithms.ppo`` or
@@ -28,6 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
-from agents.base import Agent
+from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
 from five_hundred_env.engine import Deal
 from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules, make_rules
@@ -114,6 +117,7 @@ class ActorCritic(nn.Module):
         advice: str = "none",
         advice_weight: float = ADVICE_WEIGHT,
         scores_at: int | None = None,
+        phase_slice: list[int] | None = None,
         policy_only: bool = False,
     ) -> None:
         super().__init__()
@@ -124,6 +128,9 @@ class ActorCritic(nn.Module):
                           activation=str(activation), critic_extra=int(critic_extra), num_sides=int(num_sides),
                           advice=str(advice), advice_weight=float(advice_weight),
                           scores_at=None if scores_at is None else int(scores_at))
+        if phase_slice is not None:  # a spec without the key is a network of before (one advice weight)
+            self._spec["phase_slice"] = [int(v) for v in phase_slice]
+        self.phase_slice = None if phase_slice is None else slice(*self._spec["phase_slice"])
         self.advice = advice
         self.num_actions = num_actions
         # The input: the observation, then (with advice) the advised action's one-hot.
@@ -137,7 +144,8 @@ class ActorCritic(nn.Module):
         self.critic = None if policy_only else _mlp([in_size + critic_extra, *hidden_sizes], activation, 1, 1.0)
         self.critic_extra = critic_extra
         if advice != "none":
-            self.advice_weight = nn.Parameter(torch.tensor(float(advice_weight)))
+            shape = () if phase_slice is None else (self.phase_slice.stop - self.phase_slice.start,)
+            self.advice_weight = nn.Parameter(torch.full(shape, float(advice_weight)))
 
     def spec(self) -> dict[str, Any]:
         return dict(self._spec)
@@ -151,8 +159,15 @@ class ActorCritic(nn.Module):
         x = self._features(obs)
         logits = self.actor(x)
         if self.advice != "none":
-            logits = logits + self.advice_weight * x[..., -self.num_actions:]
+            logits = logits + self.advice_bonus(x) * x[..., -self.num_actions:]
         return logits.masked_fill(~mask.bool(), MASK_VALUE)
+
+    def advice_bonus(self, x: torch.Tensor) -> torch.Tensor:
+        """The advice weight of each row of inputs ``x``: the one weight, or (with ``phase_slice``)
+        the weight of the row's phase, shaped to add to the row's logits."""
+        if self.phase_slice is None:
+            return self.advice_weight
+        return (x[..., self.phase_slice] @ self.advice_weight).unsqueeze(-1)
 
     def residual_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """The actor's own logits, before the advice is added and unmasked (what the expert
@@ -199,6 +214,37 @@ class HeuristicAdviser:
         onehot = np.zeros(len(observation["action_mask"]), dtype=np.int8)
         onehot[self.agent.act(observation)] = 1
         return onehot
+
+
+def set_advice_weights(model: ActorCritic, weights: float | Mapping[str, float]) -> None:
+    """Set ``model``'s advice weight: one number for every decision, or (a network with a phase
+    slice only) one per decision kind (:data:`~agents.base.DECISION_KINDS`; the kinds not named
+    keep theirs), each on the rows of the phases of its kind (:data:`~agents.base.KIND_OF_PHASE`)."""
+    if model.advice == "none":
+        raise ValueError("the network takes no advice, so it has no advice weight to set")
+    numbers = weights.values() if isinstance(weights, Mapping) else [weights]
+    if not all(isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) for w in numbers):
+        raise ValueError(f"an advice weight must be a finite number, got {weights!r}")
+    with torch.no_grad():
+        if not isinstance(weights, Mapping):
+            model.advice_weight.fill_(float(weights))
+            return
+        if model.phase_slice is None:
+            raise ValueError("this network has one advice weight for every decision (no phase slice): give one number")
+        unknown = set(weights) - set(DECISION_KINDS)
+        if unknown:
+            raise ValueError(f"unknown decision kind(s) {sorted(unknown)}: the kinds are {', '.join(DECISION_KINDS)}")
+        for phase, kind in KIND_OF_PHASE.items():
+            if kind in weights and phase < len(model.advice_weight):
+                model.advice_weight[phase] = float(weights[kind])
+
+
+def advice_weights(model: ActorCritic) -> float | dict[str, float]:
+    """``model``'s advice weight: the one number, or one per decision kind (read from its first phase)."""
+    weight = model.advice_weight.detach()
+    if model.phase_slice is None:
+        return float(weight)
+    return {kind: float(weight[min(p for p, k in KIND_OF_PHASE.items() if k == kind)]) for kind in DECISION_KINDS}
 
 
 def make_adviser(advice: str, rules: Rules) -> HeuristicAdviser | None:
@@ -356,9 +402,10 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
     """Refuse (:class:`CheckpointError`, one line) a network spec that :class:`ActorCritic`
     cannot build: not its keys, a value of the wrong type, or more than :data:`MAX_PARAMETERS`
     parameters. Nothing is allocated: this runs before the network is built."""
-    if not isinstance(spec, dict) or set(spec) != _SPEC_KEYS:
+    if not isinstance(spec, dict) or not _SPEC_KEYS <= set(spec) <= {*_SPEC_KEYS, "phase_slice"}:
         keys = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
-        raise CheckpointError(f"{path}: model_spec must have the keys {sorted(_SPEC_KEYS)}, got {keys}")
+        raise CheckpointError(f"{path}: model_spec must have the keys {sorted(_SPEC_KEYS)} (and maybe "
+                              f"'phase_slice'), got {keys}")
     problems = [f"{key} must be a whole number >= {least}" for key, least in _SPEC_MINIMA.items()
                 if not _whole(spec[key], least)]
     sizes, weight = spec["hidden_sizes"], spec["advice_weight"]
@@ -374,6 +421,11 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
     if at is not None and not (_whole(at, 0) and _whole(spec["obs_size"], 1) and _whole(spec["num_sides"], 1)
                                and at + spec["num_sides"] <= spec["obs_size"]):
         problems.append("scores_at must be none or the offset of the scores inside the observation")
+    phases = spec.get("phase_slice")
+    if phases is not None and not (isinstance(phases, list) and len(phases) == 2 and _whole(phases[0], 0)
+                                   and _whole(phases[1], phases[0] + 1) and _whole(spec["obs_size"], 1)
+                                   and phases[1] <= spec["obs_size"]):
+        problems.append("phase_slice must be none or [start, stop] of the phases inside the observation")
     if problems:
         raise CheckpointError(f"{path}: model_spec is malformed: {'; '.join(problems)}")
     count = parameter_count(spec)
@@ -396,7 +448,8 @@ def parameter_count(spec: dict[str, Any]) -> int:
 
     actor = mlp([in_size, *spec["hidden_sizes"]], spec["num_actions"])
     critic = mlp([in_size + spec["critic_extra"], *spec["hidden_sizes"]], 1)
-    return actor + critic + (spec["advice"] != "none")
+    phases = spec.get("phase_slice")
+    return actor + critic + (spec["advice"] != "none") * (1 if phases is None else phases[1] - phases[0])
 
 
 def _check_weights(state: Any, where: str) -> None:

@@ -48,7 +48,9 @@ class GreedyActor:
             self.table = (first.weight * model.input_scale).T.contiguous().numpy().copy()
             self.bias = first.bias.detach().numpy().copy()
         self.rest = model.actor[1:]
-        self.advice_weight = float(model.advice_weight.detach()) if model.advice != "none" else 0.0
+        self.advice = model.advice != "none"
+        self.advice_weight = model.advice_weight.detach().clone() if self.advice else None
+        self.phase_slice = model.phase_slice
         self.num_actions = model.num_actions
 
     def __call__(self, x: np.ndarray, masks: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -58,9 +60,12 @@ class GreedyActor:
         _sparse_first_layer(x, rows, self.table, self.bias, hidden)
         with torch.inference_mode():
             logits = self.rest(torch.from_numpy(hidden))
-            if self.advice_weight:
-                # the advice's one-hot, the input's last columns, adds the advice weight to its action's logit
-                logits = logits + self.advice_weight * torch.from_numpy(x[rows, -self.num_actions:]).float()
+            if self.advice:
+                # the advice's one-hot, the input's last columns, adds the advice weight (of the row's
+                # phase, with a phase slice) to its action's logit
+                weight = self.advice_weight if self.phase_slice is None else \
+                    (torch.from_numpy(x[rows, self.phase_slice]).float() @ self.advice_weight).unsqueeze(-1)
+                logits = logits + weight * torch.from_numpy(x[rows, -self.num_actions:]).float()
             logits = logits.masked_fill(~torch.from_numpy(masks[rows]).bool(), MASK_VALUE)
             return torch.argmax(logits, dim=1).numpy()
 

@@ -8,14 +8,21 @@ from a network in memory (the score tuning); :func:`agents.neural.read_checkpoin
 from __future__ import annotations
 
 import hashlib
-import math
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from agents.neural import POLICY_FORMAT, ActorCritic, model_from_checkpoint, read_checkpoint
+from agents.neural import (
+    POLICY_FORMAT,
+    ActorCritic,
+    advice_weights,
+    model_from_checkpoint,
+    read_checkpoint,
+    set_advice_weights,
+)
 from five_hundred_env.files import check_output, write_atomic
 from five_hundred_env.rules import Rules
 
@@ -24,14 +31,15 @@ POLICY_DTYPES = {"float16": torch.float16, "float32": torch.float32}
 
 
 def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", note: str = "",
-                  advice_weight: float | None = None) -> dict[str, Any]:
+                  advice_weight: float | Mapping[str, float] | None = None) -> dict[str, Any]:
     """Write ``out``, the *policy file* of a checkpoint (or of another policy file): its rules,
     its ``model_spec`` and the actor's weights only (the critic, never used to play, is left
     out), the parameters stored as ``dtype`` (:data:`POLICY_DTYPES`), and a ``provenance``
     dict (the source's file name and sha256, the export time, ``note``, and ``flushed_to_zero``:
     how many non-zero weights are too small for ``dtype`` and were stored as 0). ``advice_weight``
     replaces the network's own (a regression fit's threshold, in its units of 100 points: the
-    greedy network leaves the advised action only where an estimated advantage beats it by more),
+    greedy network leaves the advised action only where an estimated advantage beats it by more;
+    one per decision kind for a network with a phase slice, :func:`~agents.neural.set_advice_weights`),
     kept in the provenance as ``advice_weight`` (``None`` there: the network's own). Written whole or
     not at all, never over ``source`` (:func:`five_hundred_env.files.check_output`);
     :func:`read_checkpoint` and :func:`load_agent` read it. A weight too large for ``dtype`` is a
@@ -42,13 +50,11 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     model = model_from_checkpoint(data, source)
     origin: dict[str, Any] = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
     if advice_weight is not None:
-        if not hasattr(model, "advice_weight"):
-            raise ValueError(f"{source}: the network has no advice, so no advice weight to set")
-        if not math.isfinite(advice_weight):
-            raise ValueError(f"the advice weight must be a finite number, got {advice_weight!r}")
-        with torch.no_grad():
-            model.advice_weight.fill_(float(advice_weight))
-        origin["advice_weight"] = float(advice_weight)
+        try:
+            set_advice_weights(model, advice_weight)
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        origin["advice_weight"] = advice_weights(model)
     return write_policy(model, Rules.from_dict(data["rules"]), out, dtype, note, origin)
 
 

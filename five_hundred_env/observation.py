@@ -376,6 +376,11 @@ class ObservationEncoder:
                 parts.append(f"{name}: {idx.tolist() if value.ndim > 1 or name != 'scores' else value.tolist()}")
         return "\n".join(parts)
 
+    def phase_slice(self) -> list[int]:
+        """``[start, stop]`` of the ``phase`` one-hot in the vector (a network's per-phase advice weights read it)."""
+        start, (width,) = self.layout["phase"]
+        return [start, start + width]
+
     @property
     def state_size(self) -> int:
         """The length of :meth:`encode_state`'s vector."""

@@ -17,12 +17,13 @@ pytest.importorskip("pydantic")
 import numpy as np  # noqa: E402
 
 from agents.heuristic import HeuristicAgent  # noqa: E402
-from agents.neural import ActorCritic, load_agent, read_checkpoint  # noqa: E402
+from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint  # noqa: E402
 from agents.search.values import policy_play_out, world_action_values  # noqa: E402
 from five_hundred_env.actions import PASS, ActionTable  # noqa: E402
 from five_hundred_env.engine import Deal, Game, Phase  # noqa: E402
 from five_hundred_env.observation import ObservationEncoder, observation_layout  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
+from training.algorithms.exit_fit import NEVER  # noqa: E402
 from training.algorithms.expert_iteration import FitConfig, build_model, fit, load_exit_config, main  # noqa: E402
 from training.rollouts.exit_data import DECISION_KINDS, ChunkJob, game_result, generate, generate_chunk  # noqa: E402
 from training.settings.config import ConfigError  # noqa: E402
@@ -134,6 +135,34 @@ def test_the_regression_fit_leaves_the_advice_where_its_estimate_beats_a_held_ou
     assert kept["gain"] > 0.35 and kept["threshold"] == 0.5 and model.advice_weight.item() == 0.5
     with pytest.raises(ValueError, match="advice"):
         fit(ActorCritic(1399, 80, [16]), _synthetic(40, 5, 1.0), cfg, seed=1, device=torch.device("cpu"), rules=RULES)
+
+
+def test_a_per_kind_network_gets_a_threshold_per_fitted_kind_and_never_leaves_the_advice_elsewhere():
+    """With one advice weight per phase (``network.advice_per_kind``), each fitted kind's threshold
+    is chosen on its own held-out decisions: the bids' action 5 gains +1 where input 0 is set (any
+    threshold below 1 takes it: the highest, 0.6, is kept), the card plays' only +0.3 there (0.6
+    would never take it: 0.15 is chosen); the discards, not fitted, get ``NEVER``."""
+    data = _synthetic(800, 5, 1.0)
+    offset, (width,) = observation_layout(RULES)["phase"]
+    data["x"][:, 1:offset] = 0
+    data["x"][:, offset + width:1399] = 0
+    plays = np.arange(800) % 2 == 1
+    data["x"][plays, offset + int(Phase.BIDDING)] = 0
+    data["x"][plays, offset + int(Phase.PLAY)] = 1
+    data["kind"][plays] = DECISION_KINDS.index("play")
+    data["advantages"][:, 5] = np.where(data["x"][:, 0] == 1, np.where(plays, 0.3, 1.0), -1.0)
+    data.pop("spec")
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16], advice="heuristic", phase_slice=[offset, offset + width])
+    cfg = FitConfig(objective="regression", kinds=["bid", "play"], epochs=8, batch_size=32, learning_rate=1e-2,
+                    thresholds=[0.15, 0.6, 3.0])
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+    kept = max(reversed(history), key=lambda m: m["gain"] - 2 * m["gain_se"])
+    assert kept["threshold_bid"] == 0.6 and kept["threshold_play"] == 0.15 and "threshold" not in kept
+    weights = model.advice_weight.detach()
+    assert weights[Phase.BIDDING] == 0.6 and weights[Phase.PLAY] == 0.15 and weights[Phase.DISCARD] == NEVER
+    assert advice_weights(model) == pytest.approx({"bid": 0.6, "discard": NEVER, "nominate": NEVER, "play": 0.15})
+    assert kept["gain"] > 0.25  # the bids' +0.5 and the plays' +0.15 on average
 
 
 def _run(tmp_path: Path, name: str, *extra: str) -> int:

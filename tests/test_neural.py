@@ -14,6 +14,7 @@ from agents.neural import (  # noqa: E402
     ActorCritic,
     CheckpointError,
     NeuralAgent,
+    advice_weights,
     central_features,
     central_size,
     hidden_cards,
@@ -21,6 +22,7 @@ from agents.neural import (  # noqa: E402
     parameter_count,
     policy_input,
     save_checkpoint,
+    set_advice_weights,
 )
 from five_hundred_env import make_rules  # noqa: E402
 from five_hundred_env.rules import PRESETS as RULE_PRESETS  # noqa: E402
@@ -276,6 +278,42 @@ def test_a_crafted_network_size_is_refused_before_any_allocation(tmp_path, monke
     assert "\n" not in str(info.value)
 
 
+def test_a_per_kind_network_adds_each_phases_advice_weight_and_round_trips(tmp_path):
+    """``phase_slice``: one advice weight per phase of the observation's phase one-hot; a network
+    whose weights are all one number plays as the network with that one weight; set per kind
+    (``set_advice_weights``: the partner call is a discard) and read back after a checkpoint."""
+    rules = make_rules("five_handed")
+    env = five_hundred_env.env(rules=rules)
+    encoder = env.unwrapped.encoder
+    sizes = (encoder.size, int(env.action_space("player_0").n), [32, 32])
+    torch.manual_seed(0)
+    single = ActorCritic(*sizes, num_sides=rules.num_sides, advice="heuristic", advice_weight=0.7)
+    torch.manual_seed(0)
+    split = ActorCritic(*sizes, num_sides=rules.num_sides, advice="heuristic", advice_weight=0.7,
+                        phase_slice=encoder.phase_slice())
+    assert split.advice_weight.shape == (6,) and parameter_count(split.spec()) == parameter_count(single.spec()) + 5
+    x = torch.randint(0, 2, (64, encoder.size + sizes[1]), dtype=torch.int8)
+    phase = slice(*encoder.phase_slice())
+    x[:, phase] = 0
+    x[torch.arange(64), phase.start + torch.arange(64) % 6] = 1
+    mask = torch.ones(64, sizes[1], dtype=torch.int8)
+    assert torch.equal(single.masked_logits(x, mask), split.masked_logits(x, mask))
+    set_advice_weights(split, {"bid": 2.0, "discard": 3.0})
+    assert split.advice_weight.tolist() == pytest.approx([2.0, 3.0, 0.7, 0.7, 0.7, 3.0])  # CALL, numbered last
+    bonus = split.advice_bonus(x.float()).squeeze(-1)
+    assert bonus.tolist() == pytest.approx([[2.0, 3.0, 0.7, 0.7, 0.7, 3.0][i % 6] for i in range(64)])
+    path = tmp_path / "split.pt"
+    save_checkpoint(path, {"rules": rules.to_dict(), "model_spec": split.spec(), "model": split.state_dict()})
+    assert advice_weights(load_agent(path).model) == pytest.approx({"bid": 2.0, "discard": 3.0, "nominate": 0.7,
+                                                                    "play": 0.7})
+    with pytest.raises(ValueError, match="give one number"):
+        set_advice_weights(single, {"bid": 1.0})
+    with pytest.raises(ValueError, match="unknown decision kind"):
+        set_advice_weights(split, {"bids": 1.0})
+    with pytest.raises(ValueError, match="finite"):
+        set_advice_weights(split, {"bid": float("inf")})
+
+
 @pytest.mark.parametrize(("change", "words"), [
     ({"hidden_sizes": []}, "hidden_sizes must be a non-empty list"),
     ({"hidden_sizes": [32, -4]}, "hidden_sizes must be a non-empty list"),
@@ -286,6 +324,9 @@ def test_a_crafted_network_size_is_refused_before_any_allocation(tmp_path, monke
     ({"advice": "oracle"}, "advice must be one of"),
     ({"advice_weight": float("nan")}, "advice_weight must be a finite number"),
     ({"extra_layer": 1}, "model_spec must have the keys"),
+    ({"phase_slice": [5, 3]}, "phase_slice must be none or"),
+    ({"phase_slice": [1, 2, 3]}, "phase_slice must be none or"),
+    ({"phase_slice": [0, 10**9]}, "phase_slice must be none or"),
 ])
 def test_a_malformed_network_spec_is_refused(tmp_path, change, words):
     path = save_payload(tmp_path, model_spec={**network().spec(), **change})

@@ -45,21 +45,27 @@ def _inputs(preset: str, advice: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(xs), np.concatenate(masks)
 
 
-@pytest.mark.parametrize(("preset", "advice", "activation"), [("australian", "heuristic", "relu"),
-                                                              ("australian", "none", "tanh"),
-                                                              ("six_handed", "none", "relu")])
-def test_the_greedy_actor_chooses_what_the_masked_logits_choose(preset, advice, activation):
+@pytest.mark.parametrize(("preset", "advice", "activation", "per_kind"), [("australian", "heuristic", "relu", False),
+                                                                          ("australian", "heuristic", "relu", True),
+                                                                          ("australian", "none", "tanh", False),
+                                                                          ("six_handed", "none", "relu", False)])
+def test_the_greedy_actor_chooses_what_the_masked_logits_choose(preset, advice, activation, per_kind):
     """Every decision of a few deals (the score inputs scaled, the advice's one-hot): the same
     action as ``masked_logits(...).argmax``, on a network whose own logits decide (its policy head
-    made large: the advice does not settle the choice), for every row and for a subset of rows."""
+    made large: the advice does not settle the choice), for every row and for a subset of rows;
+    with one advice weight per phase, each row gets its phase's."""
     x, masks = _inputs(preset, advice)
     rules = make_rules(preset)
+    encoder = ObservationEncoder(rules)
     torch.manual_seed(0)
     model = ActorCritic(x.shape[1] - (masks.shape[1] if advice != "none" else 0), masks.shape[1], [64, 32],
                         activation=activation, num_sides=rules.num_sides, advice=advice,
-                         scores_at=ObservationEncoder(rules).layout["scores"][0]).eval()
+                        scores_at=encoder.layout["scores"][0],
+                        phase_slice=encoder.phase_slice() if per_kind else None).eval()
     with torch.no_grad():
         model.actor[-1].weight.mul_(50.0)
+        if per_kind:  # the bids always advised, the card play never (weights of another scale per phase)
+            model.advice_weight.copy_(torch.tensor([1e3, 2.0, 0.5, -1e3, 0.0]))
     with torch.inference_mode():
         expected = model.masked_logits(torch.from_numpy(x), torch.from_numpy(masks)).argmax(-1).numpy()
     greedy = GreedyActor(model)

@@ -230,6 +230,43 @@ def test_an_exported_threshold_replaces_the_fits_and_changes_what_the_network_pl
         export_policy(source, tmp_path / "nan.pt", advice_weight=float("nan"))
 
 
+def test_an_exported_threshold_per_kind_sets_each_kinds_and_refuses_what_does_not_fit(tmp_path, capsys):
+    """``export --threshold bid=0,play=100000`` on a network with one advice weight per phase:
+    the bids follow the network's own estimates, the card play the heuristic (the kinds not named
+    keep theirs); a scalar network refuses per-kind thresholds, and a malformed one is one line."""
+    rules = make_rules("australian")
+    model = trained_like("australian")
+    split = ActorCritic(**{**model.spec(), "phase_slice": five_hundred_env.env(rules=rules).unwrapped.encoder.phase_slice()})
+    split.load_state_dict({**model.state_dict(), "advice_weight": torch.full((5,), 4.0)})
+    source = tmp_path / "split.pt"
+    save_checkpoint(source, {"rules": rules.to_dict(), "model_spec": split.spec(), "model": split.state_dict()})
+    assert main(["export", str(source), str(tmp_path / "kinds.pt"), "--threshold", "bid=0,play=100000"]) == 0
+    assert read_checkpoint(tmp_path / "kinds.pt")["provenance"]["advice_weight"] == \
+        {"bid": 0.0, "discard": 4.0, "nominate": 4.0, "play": 1000.0}
+    agent = load_agent(tmp_path / "kinds.pt")
+    heuristic = HeuristicAgent(rules, seed=0)
+    env = five_hundred_env.env(rules=rules, episode="deal")
+    agreed = {"bid": [], "play": []}
+    for seed in range(3):
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            obs, _, done, cut, _ = env.last()
+            if done or cut:
+                env.step(None)
+                continue
+            action = agent.act(obs)
+            phase = env.unwrapped.deal.phase
+            if phase.name in ("BIDDING", "PLAY") and obs["action_mask"].sum() > 1:
+                agreed["bid" if phase.name == "BIDDING" else "play"].append(action == heuristic.act(obs))
+            env.step(action)
+    assert all(agreed["play"]) and not all(agreed["bid"])
+    single = write_checkpoint(tmp_path / "single.pt")
+    assert main(["export", str(single), str(tmp_path / "no.pt"), "--threshold", "bid=20"]) == 2
+    assert "give one number" in capsys.readouterr().err
+    assert main(["export", str(source), str(tmp_path / "no.pt"), "--threshold", "bid=lots"]) == 2
+    assert "expected POINTS or KIND=POINTS" in capsys.readouterr().err and not (tmp_path / "no.pt").exists()
+
+
 def test_the_shipped_folder_is_read_through_importlib_resources(shipped):
     assert available_presets() == ["australian", "italian_3p"]
     assert pretrained_path("australian").name == "australian.pt"

@@ -208,6 +208,17 @@ def _exit(args: argparse.Namespace) -> int:
     return expert_iteration(args.arguments)
 
 
+def _thresholds(text: str, scale: float) -> float | dict[str, float]:
+    """``--threshold``'s points as advice weights: ``30``, or ``bid=20,play=30`` (one per kind)."""
+    try:
+        if "=" not in text:
+            return float(text) / scale
+        pairs = [part.split("=", 1) for part in text.split(",")]
+        return {kind.strip(): float(points) / scale for kind, points in pairs}
+    except ValueError:
+        raise ValueError(f"--threshold: expected POINTS or KIND=POINTS,KIND=POINTS, got {text!r}") from None
+
+
 def _export(args: argparse.Namespace) -> int:
     """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.policy_files.export_policy)."""
     from agents.policy_files import export_policy
@@ -215,7 +226,7 @@ def _export(args: argparse.Namespace) -> int:
     from training.rollouts.exit_rows import RESULT_SCALE
 
     out = check_output(args.out, "OUT", inputs=[args.checkpoint])
-    weight = None if args.threshold is None else args.threshold / RESULT_SCALE
+    weight = None if args.threshold is None else _thresholds(args.threshold, RESULT_SCALE)
     provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note, advice_weight=weight)
     before, after = Path(args.checkpoint).stat().st_size, out.stat().st_size
     print(f"wrote {out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
@@ -364,10 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--dtype", choices=("float16", "float32"), default="float16",
                         help="the precision the weights are stored in (default float16; they play in float32)")
     export.add_argument("--note", default="", help="free text kept in the file's provenance")
-    export.add_argument("--threshold", type=float, metavar="POINTS",
+    export.add_argument("--threshold", metavar="POINTS",
                         help="a regression-fitted network's threshold (its advice weight, in points) instead of the "
                              "one its fit chose on the held-out deals: it leaves the heuristic's choice only where an "
-                             "estimated advantage beats it by more (docs/expert_iteration.md, \"Fit\")")
+                             "estimated advantage beats it by more; KIND=POINTS,... sets one per decision kind (bid, "
+                             "discard, nominate, play) of a network fitted per kind (docs/expert_iteration.md, \"Fit\")")
     export.set_defaults(func=_export)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")

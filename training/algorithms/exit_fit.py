@@ -10,7 +10,10 @@
   advantages, a least-squares estimate of ``A(o, a)``; the greedy network then leaves the
   advised action only where an estimate beats it by more than the advice weight, which the fit
   chooses among ``fit.thresholds`` on the held-out decisions. Noisy targets average out in a
-  regression, and the threshold keeps the deviations the held-out data can tell from noise.
+  regression, and the threshold keeps the deviations the held-out data can tell from noise. A
+  network with one advice weight per phase (``network.advice_per_kind``) gets one threshold per
+  fitted kind, each chosen on that kind's held-out decisions, and never leaves the advice at the
+  kinds not fitted (:data:`NEVER`).
 
 Every epoch is measured on the held-out chunks (the greedy policy's mean advantage over the
 data's policy) and the best, less ``fit.selection_z`` standard errors, is kept.
@@ -25,12 +28,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.neural import ActorCritic
+from agents.base import DECISION_KINDS
+from agents.neural import ActorCritic, set_advice_weights
 from five_hundred_env.rules import Rules
 from training.rollouts.exit_data import RESULT_SCALE, anchor_rows, targets_of_kinds
 from training.settings.improvement_config import FitConfig
 
 Log = Callable[[str], None]
+
+NEVER = 100.0
+"""The advice weight a per-kind network gets at the kinds not fitted (10,000 points: no estimate
+beats it), so that it plays the advised action there."""
 
 
 def _held_out_mask(chunks: np.ndarray, fraction: float) -> np.ndarray:
@@ -92,10 +100,15 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
         return {**_held_metrics(model, t, target, best_choice, held, held_v),
                 "kept": float(kept.float().mean()) if len(rows) else 1.0}
 
+    held_kind = data["kind"][held]
+
     def held_metrics() -> dict[str, float]:
         if cfg.objective != "regression":
             return held_metrics_at_weight()
-        return _choose_threshold(model, cfg, held_metrics_at_weight)
+        if model.phase_slice is None:
+            return _choose_threshold(model, cfg, held_metrics_at_weight)
+        return _choose_thresholds_per_kind(model, cfg, held_metrics_at_weight,
+                                           lambda: _held_gains(model, t, target, held)[1].numpy(), held_kind)
 
     start = {"epoch": 0.0, "policy_loss": math.nan, "value_loss": math.nan, **held_metrics()}
     best = (selection_bound(start, cfg), {k: v.detach().clone() for k, v in model.state_dict().items()})
@@ -129,7 +142,7 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
             on_epoch(metrics)
         log(f"  fit epoch {epoch + 1}/{cfg.epochs}: held out: gain {RESULT_SCALE * metrics['gain']:+.2f} points per "
             f"decision (±{RESULT_SCALE * metrics['gain_se']:.2f})"
-            + (f" at threshold {RESULT_SCALE * metrics['threshold']:.0f} points" if "threshold" in metrics else "")
+            + _threshold_text(metrics)
             + f", agrees with the best candidate "
             f"{metrics['agreement']:.1%}, deviates {metrics['deviation']:.1%}; value loss {metrics['held_value_loss']:.3f}"
             + (f"; other decisions kept {metrics['kept']:.1%}" if len(anchors) else ""))
@@ -160,6 +173,34 @@ def _choose_threshold(model: ActorCritic, cfg: FitConfig, measure: Callable[[], 
     return best[2]
 
 
+def _choose_thresholds_per_kind(model: ActorCritic, cfg: FitConfig, measure: Callable[[], dict[str, float]],
+                                gains_at: Callable[[], np.ndarray], held_kind: np.ndarray) -> dict[str, float]:
+    """:func:`_choose_threshold` for a network with one advice weight per phase: each fitted kind's
+    threshold is the best of ``cfg.thresholds`` on that kind's held-out decisions alone (a
+    decision's greedy choice depends on its own kind's weight only), the kinds not fitted get
+    :data:`NEVER`. The metrics hold ``threshold_<kind>`` for each fitted kind."""
+    best: dict[str, tuple[float, float]] = {}
+    for threshold in sorted(cfg.thresholds, reverse=True):
+        set_advice_weights(model, threshold)
+        gains = gains_at()
+        for kind in cfg.kinds:
+            mine = gains[held_kind == DECISION_KINDS.index(kind)]
+            bound = float(mine.mean() - cfg.selection_z * mine.std() / math.sqrt(len(mine))) if len(mine) > 1 else 0.0
+            if kind not in best or bound > best[kind][0]:
+                best[kind] = (bound, threshold)
+    set_advice_weights(model, {kind: best[kind][1] if kind in best else NEVER for kind in DECISION_KINDS})
+    return {**measure(), **{f"threshold_{kind}": best[kind][1] for kind in cfg.kinds}}
+
+
+def _threshold_text(metrics: dict[str, float]) -> str:
+    """The chosen threshold(s) of a regression fit, for the epoch's log line (empty for the other objectives)."""
+    if "threshold" in metrics:
+        return f" at threshold {RESULT_SCALE * metrics['threshold']:.0f} points"
+    kinds = [(name.removeprefix("threshold_"), value) for name, value in metrics.items() if name.startswith("threshold_")]
+    return (" at thresholds " + ", ".join(f"{kind} {RESULT_SCALE * value:.0f}" for kind, value in kinds) + " points"
+            if kinds else "")
+
+
 def _policy_loss(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
                  mb: torch.Tensor, objective: str) -> torch.Tensor:
     if not len(mb):
@@ -179,13 +220,21 @@ HELD_OUT_SLICE = 65_536
 of memory evaluating its 650,000 held-out decisions at once)."""
 
 
-def _held_metrics(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
-                  held: np.ndarray, held_v: np.ndarray) -> dict[str, float]:
-    rows, v_rows = torch.from_numpy(np.flatnonzero(held)), torch.from_numpy(np.flatnonzero(held_v))
+def _held_gains(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor,
+                held: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """The greedy choice at each held-out decision and its advantage over the data's policy."""
+    rows = torch.from_numpy(np.flatnonzero(held))
     with torch.no_grad():  # in slices: the float inputs of a whole held-out set need gigabytes
         greedy = torch.cat([model.masked_logits(t["x"][part], t["mask"][part]).argmax(-1)
                             for part in rows.split(HELD_OUT_SLICE)]) if len(rows) else rows
-        gain = target[rows].gather(1, greedy[:, None]).squeeze(1)
+    return greedy, target[rows].gather(1, greedy[:, None]).squeeze(1)
+
+
+def _held_metrics(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor, best_choice: torch.Tensor,
+                  held: np.ndarray, held_v: np.ndarray) -> dict[str, float]:
+    rows, v_rows = torch.from_numpy(np.flatnonzero(held)), torch.from_numpy(np.flatnonzero(held_v))
+    greedy, gain = _held_gains(model, t, target, held)
+    with torch.no_grad():  # in slices: the float inputs of a whole held-out set need gigabytes
         value = torch.cat([model.value(t["value_x"][part], t["value_extra"][part] if model.critic_extra else None)
                            for part in v_rows.split(HELD_OUT_SLICE)]) if len(v_rows) else v_rows.float()
     n = len(rows)

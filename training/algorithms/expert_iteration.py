@@ -164,7 +164,8 @@ def build_model(config: ExitConfig, rules: Rules) -> ActorCritic:
     return ActorCritic(encoder.size, len(ActionTable(rules)), nc.hidden_sizes, nc.activation,
                        critic_extra=central_size(rules) if nc.critic == "central" else 0,
                        num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
-                       scores_at=encoder.layout["scores"][0])
+                       scores_at=encoder.layout["scores"][0],
+                       phase_slice=encoder.phase_slice() if nc.advice_per_kind else None)
 
 
 def _payload(model: ActorCritic, rules: Rules, config: ExitConfig, iteration: int, time_s: float) -> dict[str, Any]:

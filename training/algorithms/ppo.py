@@ -215,7 +215,8 @@ def _initial_state(config: Config, rules: Rules, device: torch.device) -> Traini
     model = ActorCritic(obs_size, num_actions, nc.hidden_sizes, nc.activation,
                         critic_extra=central_size(rules) if nc.critic == "central" else 0,
                         num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
-                        scores_at=probe.unwrapped.encoder.layout["scores"][0]).to(device)
+                        scores_at=probe.unwrapped.encoder.layout["scores"][0],
+                        phase_slice=probe.unwrapped.encoder.phase_slice() if nc.advice_per_kind else None).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, eps=config.train.adam_eps)
     rng = np.random.default_rng(config.seed)  # every draw of the trainer (deals, opponents, minibatches)
     return TrainingState(model, optimizer, SnapshotPool(model, config.opponents.pool_size), rng)

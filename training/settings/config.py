@@ -113,6 +113,15 @@ class NetworkConfig(Section):
         "none", description="'heuristic': the actor also reads the heuristic agent's choice and starts by "
                             "playing it (residual policy learning; see agents.neural)")
     advice_weight: float = Field(4.0, gt=0, le=100, description="the advised action's starting logit bonus (learnable)")
+    advice_per_kind: bool = Field(
+        False, description="one advice weight per phase of the deal (read from the observation's phase), so each "
+                           "decision kind has its own: expert iteration's regression fit chooses one threshold per kind")
+
+    @model_validator(mode="after")
+    def _per_kind_needs_advice(self) -> NetworkConfig:
+        if self.advice_per_kind and self.advice == "none":
+            raise ValueError("advice_per_kind needs advice: heuristic (it splits the advice weight by decision kind)")
+        return self
 
     @field_validator("hidden_sizes")
     @classmethod

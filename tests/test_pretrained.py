@@ -14,10 +14,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import numpy as np  # noqa: E402
+
 import five_hundred_env  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents import pretrained as pretrained_module  # noqa: E402
-from agents.base import Agent  # noqa: E402
+from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import (  # noqa: E402
     POLICY_FORMAT,
@@ -34,6 +36,8 @@ from agents.neural import (  # noqa: E402
 from agents.play import play_deal  # noqa: E402
 from agents.policy_files import export_policy  # noqa: E402
 from agents.pretrained import available_presets, load_pretrained, pretrained_path  # noqa: E402
+from five_hundred_env.engine import Phase  # noqa: E402
+from five_hundred_env.observation import observation_layout  # noqa: E402
 from five_hundred_env.rules import PRESETS, Rules, make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
 
@@ -95,17 +99,25 @@ def test_every_preset_ships_a_network():
 
 
 class Comparing(Agent):
-    """Plays ``first``'s choice and counts how often ``second`` chose the same."""
+    """Plays ``first``'s choice and counts how often ``second`` chose the same (and, per decision
+    kind, whether they agreed at each decision with a choice)."""
 
     def __init__(self, first: Agent, second: Agent) -> None:
         super().__init__(first.rules)
         self.first, self.second = first, second
         self.decisions = self.agreed = 0
+        self.agreed_by_kind: dict[str, list[bool]] = {kind: [] for kind in DECISION_KINDS}
+        offset, (width,) = observation_layout(first.rules)["phase"]
+        self._phase = slice(offset, offset + width)
 
     def act(self, observation):
         action = self.first.act(observation)
+        same = action == self.second.act(observation)
         self.decisions += 1
-        self.agreed += action == self.second.act(observation)
+        self.agreed += same
+        if observation["action_mask"].sum() > 1:
+            kind = KIND_OF_PHASE[Phase(int(np.argmax(observation["observation"][self._phase])))]
+            self.agreed_by_kind[kind].append(bool(same))
         return action
 
 
@@ -243,23 +255,12 @@ def test_an_exported_threshold_per_kind_sets_each_kinds_and_refuses_what_does_no
     assert main(["export", str(source), str(tmp_path / "kinds.pt"), "--threshold", "bid=0,play=100000"]) == 0
     assert read_checkpoint(tmp_path / "kinds.pt")["provenance"]["advice_weight"] == \
         {"bid": 0.0, "discard": 4.0, "nominate": 4.0, "play": 1000.0}
-    agent = load_agent(tmp_path / "kinds.pt")
-    heuristic = HeuristicAgent(rules, seed=0)
+    agent = Comparing(load_agent(tmp_path / "kinds.pt"), HeuristicAgent(rules, seed=0))
     env = five_hundred_env.env(rules=rules, episode="deal")
-    agreed = {"bid": [], "play": []}
     for seed in range(3):
-        env.reset(seed=seed)
-        for _agent in env.agent_iter():
-            obs, _, done, cut, _ = env.last()
-            if done or cut:
-                env.step(None)
-                continue
-            action = agent.act(obs)
-            phase = env.unwrapped.deal.phase
-            if phase.name in ("BIDDING", "PLAY") and obs["action_mask"].sum() > 1:
-                agreed["bid" if phase.name == "BIDDING" else "play"].append(action == heuristic.act(obs))
-            env.step(action)
-    assert all(agreed["play"]) and not all(agreed["bid"])
+        play_deal(env, [agent] * 4, seed=seed)
+    agreed = agent.agreed_by_kind
+    assert agreed["play"] and all(agreed["play"]) and not all(agreed["bid"])
     single = write_checkpoint(tmp_path / "single.pt")
     assert main(["export", str(single), str(tmp_path / "no.pt"), "--threshold", "bid=20"]) == 2
     assert "give one number" in capsys.readouterr().err

@@ -389,8 +389,8 @@ class PIMCAgent(Agent):
                 _add_world(values, base_action, totals, squares)  # world by world, as above: the same sums
         record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)
         record = replace(record, z=_z(record.gain, squares[record.best], drawn))
-        chosen = base_action
-        if record.gain >= self.min_gain[kind] and record.z >= self.min_z[kind]:
+        chosen = base_action  # a tie keeps the base choice: its own reasons break it better than the id order
+        if record.gain > 0 and record.gain >= self.min_gain[kind] and record.z >= self.min_z[kind]:
             chosen = record.best
         self.last_search = replace(record, chosen=chosen)
         stats.searches += 1

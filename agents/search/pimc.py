@@ -225,7 +225,13 @@ class PIMCAgent(Agent):
     base agent (docs/search.md §4: the search's misère play measured behind the heuristic's).
     ``equal_cards`` (on by default) rolls out one card of each run of equal cards of the hand (the
     cards between them played or in the same hand: :func:`~agents.search.values.play_candidates`),
-    not each of them.
+    not each of them. ``play_inference`` (on by default) draws a card play's worlds among those where
+    the opponents' cards so far are the heuristic's (:mod:`agents.search.play_inference`: the
+    lowest card when not winning, a winner when an enemy wins; uniform worlds where no deal is
+    left; the auction ``inference``, when on, takes precedence). ``min_z`` (standard errors, one
+    number or one per kind, :data:`DEFAULT_MIN_Z`: 0) asks the best mean to beat the base choice's
+    by that many standard errors of the worlds' paired differences, besides ``min_gain``. A tie
+    keeps the base agent's choice.
     """
 
     name = "pimc"
@@ -236,7 +242,7 @@ class PIMCAgent(Agent):
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
                  inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True,
-                 equal_cards: bool = True, play_inference: bool = False,
+                 equal_cards: bool = True, play_inference: bool = True,
                  min_z: float | Mapping[str, float] = DEFAULT_MIN_Z) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)

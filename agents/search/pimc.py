@@ -17,7 +17,6 @@ trick), are the base agent's.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -51,10 +50,6 @@ from five_hundred_env.sampling import InfoSet, WorldSampler
 DEFAULT_MIN_GAIN = MappingProxyType({"bid": 160.0, "discard": 40.0, "nominate": 40.0, "play": 0.0})
 """Points a searched candidate's mean must beat the base agent's choice by, per kind: the bids'
 and the discards' sampled means are noisy (the one-step measurement of docs/search.md §3)."""
-
-DEFAULT_MIN_Z = MappingProxyType(dict.fromkeys(DECISION_KINDS, 0.0))
-"""Standard errors a searched candidate's mean must beat the base agent's choice by, per kind (the
-worlds' paired differences): 0 asks for nothing beyond ``min_gain``."""
 
 DEFAULT_WORLDS = 80
 """Worlds per card play: with the defaults of the other kinds and one card rolled out per run of
@@ -91,9 +86,6 @@ class SearchRecord:
     """Each candidate's mean zero-sum result for the agent's side over the worlds, in points."""
     worlds: int
     chosen: int
-    z: float = 0.0
-    """How many standard errors the best mean beats the base choice's by (the worlds' paired
-    differences; infinite where every world agrees, 0 where they tie)."""
 
     @property
     def best(self) -> int:
@@ -156,23 +148,13 @@ class _AgentSlot:
 def parse_min_gain(min_gain: float | Mapping[str, float]) -> dict[str, float]:
     """Each kind's ``min_gain``: one number for every kind, or a mapping of some of :data:`DECISION_KINDS`
     (the others keep :data:`DEFAULT_MIN_GAIN`'s)."""
-    return _per_kind("min_gain", "a number of points", min_gain, DEFAULT_MIN_GAIN)
-
-
-def parse_min_z(min_z: float | Mapping[str, float]) -> dict[str, float]:
-    """Each kind's ``min_z``: one number for every kind, or a mapping of some of :data:`DECISION_KINDS`
-    (the others keep :data:`DEFAULT_MIN_Z`'s)."""
-    return _per_kind("min_z", "a number of standard errors", min_z, DEFAULT_MIN_Z)
-
-
-def _per_kind(name: str, what: str, given: float | Mapping[str, float], defaults: Mapping[str, float]) -> dict[str, float]:
-    values = given if isinstance(given, Mapping) else dict.fromkeys(DECISION_KINDS, given)
-    out = dict(defaults)
-    for kind, value in values.items():
+    given = min_gain if isinstance(min_gain, Mapping) else dict.fromkeys(DECISION_KINDS, min_gain)
+    out = dict(DEFAULT_MIN_GAIN)
+    for kind, value in given.items():
         if kind not in DECISION_KINDS:
-            raise ValueError(f"{name} takes kinds of {'+'.join(DECISION_KINDS)}, got {kind!r}")
+            raise ValueError(f"min_gain takes kinds of {'+'.join(DECISION_KINDS)}, got {kind!r}")
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise ValueError(f"{name} must be {what} >= 0 (or one per kind), got {value!r}")
+            raise ValueError(f"min_gain must be a number of points >= 0 (or one per kind), got {value!r}")
         out[kind] = float(value)
     return out
 
@@ -183,24 +165,6 @@ def _check_worlds(name: str, value: Any, default: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     return value
-
-
-def _add_world(values: Mapping[int, float], base_action: int, totals: dict[int, float],
-               squares: dict[int, float]) -> None:
-    """Add one world's values to each candidate's sum, and its squared difference to the base's."""
-    base = values[base_action]
-    for action, value in values.items():
-        totals[action] += value
-        squares[action] += (value - base) ** 2
-
-
-def _z(gain: float, square_sum: float, worlds: int) -> float:
-    """``gain`` (a mean of ``worlds`` paired differences whose squares sum to ``square_sum``) in
-    standard errors of that mean: infinite if every world agrees on a gain, 0 on a tie."""
-    if gain <= 0:
-        return 0.0
-    variance = max(square_sum / worlds - gain * gain, 0.0) * worlds / (worlds - 1) if worlds > 1 else 0.0
-    return gain / math.sqrt(variance / worlds) if variance > 0 else math.inf
 
 
 class PIMCAgent(Agent):
@@ -228,10 +192,7 @@ class PIMCAgent(Agent):
     not each of them. ``play_inference`` (on by default) draws a card play's worlds among those where
     the opponents' cards so far are the heuristic's (:mod:`agents.search.play_inference`: the
     lowest card when not winning, a winner when an enemy wins; uniform worlds where no deal is
-    left; the auction ``inference``, when on, takes precedence). ``min_z`` (standard errors, one
-    number or one per kind, :data:`DEFAULT_MIN_Z`: 0) asks the best mean to beat the base choice's
-    by that many standard errors of the worlds' paired differences, besides ``min_gain``. A tie
-    keeps the base agent's choice.
+    left; the auction ``inference``, when on, takes precedence). A tie keeps the base agent's choice.
     """
 
     name = "pimc"
@@ -242,8 +203,7 @@ class PIMCAgent(Agent):
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
                  inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True,
-                 equal_cards: bool = True, play_inference: bool = True,
-                 min_z: float | Mapping[str, float] = DEFAULT_MIN_Z) -> None:
+                 equal_cards: bool = True, play_inference: bool = True) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -259,8 +219,6 @@ class PIMCAgent(Agent):
         self.seconds = seconds
         self.solver_tricks = solver_tricks
         self.min_gain = parse_min_gain(min_gain)
-        self.min_z = parse_min_z(min_z)
-        """Per kind, the standard errors by which the best mean must beat the base choice's too."""
         if not isinstance(inference, bool):
             raise ValueError(f"inference must be true or false, got {inference!r}")
         self.inference = AuctionInference(self.rules, inference_budget) if inference else None
@@ -374,7 +332,6 @@ class PIMCAgent(Agent):
         deferred: list[Deal] = []
         sampler = self._sampler(kind, info, stakes)
         totals = dict.fromkeys(candidates, 0.0)
-        squares = dict.fromkeys(candidates, 0.0)  # each candidate's squared differences to the base's, world by world
         side = self.rules.side_of(info.seat)
         stats = self.stats[kind]
         drawn = 0
@@ -387,16 +344,17 @@ class PIMCAgent(Agent):
             if batch is not None:
                 deferred.append(world)
             else:
-                _add_world(world_action_values(world, candidates, side, self._play_out, self.solver_tricks,
-                                               stakes=stakes), base_action, totals, squares)
+                for action, value in world_action_values(world, candidates, side, self._play_out,
+                                                         self.solver_tricks, stakes=stakes).items():
+                    totals[action] += value
             drawn += 1
         if batch is not None:
             for values in worlds_action_values(deferred, candidates, side, batch, self.solver_tricks, stakes):
-                _add_world(values, base_action, totals, squares)  # world by world, as above: the same sums
+                for action, value in values.items():  # world by world, as above: the same sums
+                    totals[action] += value
         record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)
-        record = replace(record, z=_z(record.gain, squares[record.best], drawn))
         chosen = base_action  # a tie keeps the base choice: its own reasons break it better than the id order
-        if record.gain > 0 and record.gain >= self.min_gain[kind] and record.z >= self.min_z[kind]:
+        if record.gain > 0 and record.gain >= self.min_gain[kind]:
             chosen = record.best
         self.last_search = replace(record, chosen=chosen)
         stats.searches += 1

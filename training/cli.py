@@ -29,15 +29,16 @@ agents (AGENT_A, AGENT_B; also play --opponents, watch):
   pretrained             the shipped network of the rules' preset (no training needed)
   pimc                   the search agent: perfect-information Monte Carlo over sampled deals
   NAME:key=value,...     an agent built with options, e.g. pimc:worlds=8,bid_worlds=8,kitty_worlds=8,seconds=0.05
-                         (pimc: worlds, seconds, rollout, solver_tricks, min_gain, bid_worlds, kitty_worlds,
-                         inference, inference_budget, win_bonus)
+                         (pimc: worlds, seconds, rollout, solver_tricks, search, base, min_gain, bid_worlds,
+                         kitty_worlds, inference, inference_budget, win_bonus, misere_play, equal_cards,
+                         play_inference)
   SPEC@KINDS             SPEC makes the decisions of KINDS (bid, discard, nominate, play, joined by +),
                          the heuristic all the others: pretrained@play, pimc:worlds=4@bid+play
   PATH.pt                a checkpoint of five-hundred train (runs/NAME/final.pt) or a policy file of export
   PATH.zip               a model saved by sb3-contrib's MaskablePPO
 
 how long, per board (both plays) on one core: heuristic or random about 0.01 s, pretrained
-about 0.1 s, pimc (80 worlds per card play) about 0.7 s; --workers N divides the wall-clock. See docs/agents.md."""
+about 0.03 s, pimc (80 worlds per card play) about 0.3 s; --workers N divides the wall-clock. See docs/agents.md."""
 
 
 class Stopped(KeyboardInterrupt):

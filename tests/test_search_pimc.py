@@ -64,6 +64,21 @@ def test_pimc_plays_only_legal_cards_in_every_contract(preset: str) -> None:
     assert agent.fallbacks == 0 and agent.searches > 0
 
 
+def test_the_default_base_is_the_shipped_network_where_it_can_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base agent defaults to the preset's ``pretrained`` network when one ships, torch is
+    installed and the rules are the preset's own; else to the heuristic (its bids are the
+    network's, its card play then the network's too: the heuristic's in the shipped files)."""
+    pytest.importorskip("torch")
+    agent = PIMCAgent(make_rules("australian"), seed=0)
+    assert agent.base_spec == "pretrained" and type(agent._base.get()).__name__ == "NeuralAgent"
+    assert PIMCAgent(make_rules("australian", slam_bonus=False), seed=0).base_spec == "heuristic"
+    assert PIMCAgent(make_rules("two_handed"), seed=0).base_spec == "heuristic"  # no network ships for it
+    assert PIMCAgent(make_rules("australian"), seed=0, base="heuristic").base_spec == "heuristic"
+    assert PIMCAgent(make_rules("australian"), seed=0, base=None).base_spec == "heuristic"
+    monkeypatch.setattr("agents.pretrained.find_spec", lambda name: None)  # as without torch
+    assert PIMCAgent(make_rules("australian"), seed=0).base_spec == "heuristic"
+
+
 @pytest.mark.parametrize("misere_play", [True, False])
 def test_misere_play_false_leaves_a_closed_miseres_card_play_to_the_base_agent(misere_play: bool) -> None:
     """§7: with ``misere_play=False`` every card of a closed misère, the declarer's and the

@@ -12,6 +12,7 @@ installed wheel as from a source tree, with no training. This module imports no 
 from __future__ import annotations
 
 from importlib.resources import as_file, files
+from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
 from five_hundred_env.rules import Rules, make_rules
@@ -36,6 +37,14 @@ def available_presets() -> list[str]:
     """The presets that have a shipped network, sorted."""
     return sorted(entry.name[: -len(SUFFIX)] for entry in PRETRAINED_DIR.iterdir()
                   if entry.name.endswith(SUFFIX) and entry.is_file())
+
+
+def strongest_plain_agent(rules: Rules) -> str:
+    """The spec of the strongest agent that plays without search for these rules: ``"pretrained"``
+    where the preset ships a network, torch is installed and the rules are the preset's own (the
+    options the network was trained on), else ``"heuristic"``. The search agent's default base."""
+    own = rules.preset in available_presets() and rules == make_rules(rules.preset)
+    return "pretrained" if own and find_spec("torch") is not None else "heuristic"
 
 
 def load_pretrained(rules: Rules | str, seed: int | None = None) -> NeuralAgent:

@@ -28,6 +28,7 @@ import numpy as np
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
+from agents.pretrained import strongest_plain_agent
 from agents.search.inference import DEFAULT_BUDGET, AuctionInference
 from agents.search.play_inference import inferred_sampler, play_exclusions
 from agents.search.tracking import ObservationTracker
@@ -56,6 +57,10 @@ DEFAULT_WORLDS = 80
 equal cards, about 0.72 CPU-s per duplicate board against the heuristic, within the 1 CPU-s budget
 of docs/search.md §4 (*Fifth round: equal cards*: the CPU the equal cards free buys 80 worlds
 for what 64 cost, +37.3 per deal on the issue's 1,000 boards)."""
+DEFAULT_BASE = "auto"
+"""The default base agent: the preset's shipped network where it can play
+(:func:`agents.pretrained.strongest_plain_agent`), else the heuristic (docs/search.md §4, *Seventh
+round*: +12 to +14 per deal over the heuristic as the base, on boards of seeds 7 and 11)."""
 DEFAULT_AUCTION_WORLDS = 32
 """Worlds per bid, discard and nomination (docs/search.md §4, *Fourth round: the defaults
 doubled*); their ``min_gain`` margins keep the heuristic's choice at about nine searched bids in ten."""
@@ -178,7 +183,8 @@ class PIMCAgent(Agent):
     reference of ``min_gain`` (points, one number or one per kind: see :data:`DEFAULT_MIN_GAIN`);
     ``rollout`` plays the worlds out (any stateless agent); each is an :class:`Agent`, an agent
     spec string (``"heuristic"``, ``"pretrained"``, a checkpoint path) or ``None`` for the
-    heuristic. ``solver_tricks`` is how many tricks left the exact solver takes over at.
+    heuristic; ``base`` defaults to :data:`DEFAULT_BASE` (the shipped network where it can play).
+    ``solver_tricks`` is how many tricks left the exact solver takes over at.
     ``inference`` draws the worlds among those where the other seats bid as the heuristic would
     (:mod:`agents.search.inference`; ``inference_budget`` candidate worlds per decision, then
     uniform worlds, counted in :attr:`inference`); off, the worlds are uniform. The playouts' observations
@@ -199,7 +205,7 @@ class PIMCAgent(Agent):
 
     def __init__(self, rules: Rules | str = "australian", seed: int | None = None, worlds: int = DEFAULT_WORLDS,
                  seconds: float | None = None, rollout: Agent | str | None = None, solver_tricks: int = 4,
-                 search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = None,
+                 search: str | Iterable[str] = DECISION_KINDS, base: Agent | str | None = DEFAULT_BASE,
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
                  inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True,
@@ -242,6 +248,10 @@ class PIMCAgent(Agent):
         as the heuristic (:mod:`agents.search.play_inference`)."""
         self.play_inferred = [0, 0]
         """Card plays whose worlds kept the play inference, and those where it left no deal (uniform worlds)."""
+        if base == DEFAULT_BASE:
+            base = strongest_plain_agent(self.rules)
+        self.base_spec = base if isinstance(base, str) else type(base).__name__ if base is not None else "heuristic"
+        """What the base agent is: a spec string, or the class name of an agent handed in."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
         self._play_out: PlayOut | HeuristicBatchPlayOut | None = None

@@ -204,11 +204,14 @@ def test_pimc_takes_agent_specs_without_importing_the_registry():
 
 
 def test_a_spec_without_a_resolver_is_refused_by_name(monkeypatch):
+    from agents.base import RandomAgent
     from agents.search import pimc
 
     monkeypatch.setattr(pimc, "_spec_resolver", None)
+    with pytest.raises(ValueError, match=r"base 'heuristic' is an agent spec, .* import agents.registry, or pass an Agent"):
+        pimc.PIMCAgent("australian", base="heuristic", rollout=RandomAgent(seed=0))
     with pytest.raises(ValueError, match=r"rollout 'heuristic' is an agent spec, .* import agents.registry, or pass an Agent"):
-        pimc.PIMCAgent("australian", rollout="heuristic")
+        pimc.PIMCAgent("australian", base=RandomAgent(seed=0), rollout="heuristic")
 
 
 @pytest.mark.skipif(shutil.which("lint-imports") is None, reason="import-linter is not installed")

@@ -1,9 +1,10 @@
 """The networks that ship with the package: one policy file per preset, ``<preset>.pt`` here.
 
 Each is the actor of an expert-iteration run (``five-hundred exit
-configs/pretrained_<preset>.yaml``) exported by ``five-hundred export``, then score-tuned for
-the game to 500 (``python -m training.algorithms.score_tuning``; docs/agents.md, "Pretrained agents"),
-or fitted from game scores in the first place (``six_handed``: no tuning).
+configs/pretrained_<preset>.yaml``) exported by ``five-hundred export``: fitted by regression from
+deals that start at game scores (``australian``, ``italian_3p``, ``six_handed``: no tuning needed),
+or fitted by the policy gradient at zero scores and then score-tuned for the game to 500
+(``french_46``: ``python -m training.algorithms.score_tuning``); docs/agents.md, "Pretrained agents".
 The files are package data, read through :mod:`importlib.resources`, so they load from an
 installed wheel as from a source tree, with no training. This module imports no torch: only
 :func:`load_pretrained` does, when it loads one.
@@ -64,4 +65,4 @@ def load_pretrained(rules: Rules | str, seed: int | None = None) -> NeuralAgent:
         return load_agent(file, rules=rules, seed=seed)
 
 
-__all__ = ["PRETRAINED_DIR", "available_presets", "load_pretrained", "pretrained_path"]
+__all__ = ["PRETRAINED_DIR", "available_presets", "load_pretrained", "pretrained_path", "strongest_plain_agent"]

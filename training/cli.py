@@ -38,7 +38,8 @@ agents (AGENT_A, AGENT_B; also play --opponents, watch):
   PATH.zip               a model saved by sb3-contrib's MaskablePPO
 
 how long, per board (both plays) on one core: heuristic or random about 0.01 s, pretrained
-about 0.03 s, pimc (80 worlds per card play) about 0.3 s; --workers N divides the wall-clock. See docs/agents.md."""
+about 0.03 s, pimc (its defaults, the shipped network as its base) about 0.4 s;
+--workers N divides the wall-clock. See docs/agents.md."""
 
 
 class Stopped(KeyboardInterrupt):

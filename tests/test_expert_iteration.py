@@ -323,6 +323,34 @@ def test_decisions_of_the_kinds_not_fitted_keep_the_starting_choice():
     assert kept[1.0] > 0.95 and kept[0.0] < 0.5, kept
 
 
+def test_the_fit_evaluated_in_slices_is_the_fit_evaluated_at_once(monkeypatch):
+    """The held-out metrics and the anchored choices are computed in slices of ``EVAL_SLICE`` rows
+    (the float inputs of 750,000 decisions at once passed the machine's memory): any slice size,
+    here 7 rows against every row at once, gives the same history and the same weights."""
+    from training.algorithms import exit_fit
+
+    offset, (width,) = observation_layout(RULES)["phase"]
+    runs = []
+    for rows in (7, 10**9):
+        monkeypatch.setattr(exit_fit, "EVAL_SLICE", rows)
+        data = _synthetic(320, 5, 1.0)
+        data["x"][:, 600:1000] = 0
+        data["value_x"] = data["x"].copy()
+        data["value_x"][::2, 600:1000] = 1  # half the critic's samples are card plays, anchored
+        data["value_x"][::2, offset:offset + width] = 0
+        data["value_x"][::2, offset + int(Phase.PLAY)] = 1
+        torch.manual_seed(0)
+        model = ActorCritic(**data.pop("spec"))
+        history = fit(model, data, FitConfig(epochs=6, batch_size=32, learning_rate=1e-2, kinds=["bid"]),
+                      seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+        runs.append((history, model.state_dict()))
+    (sliced, sliced_weights), (whole, whole_weights) = runs
+    assert sliced[-1]["gain"] > 0.5 and 0.5 < sliced[-1]["kept"] <= 1.0  # the bids moved, the anchored plays measured
+    for a, b in zip(sliced, whole, strict=True):
+        assert a.keys() == b.keys() and all(a[k] == pytest.approx(b[k], rel=1e-5, abs=1e-7, nan_ok=True) for k in a)
+    assert all(torch.allclose(sliced_weights[k], whole_weights[k], atol=1e-6) for k in whole_weights)
+
+
 def test_uniform_starting_scores_show_in_every_observation_of_the_data():
     """``starting_scores: uniform``: each deal's side scores (§9: strictly between the losing score
     and the target, on a grid of 10) are in the observations of its targets and critic samples;

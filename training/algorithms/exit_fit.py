@@ -75,16 +75,17 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     data = targets_of_kinds(data, cfg.kinds)
     held = _held_out_mask(data["chunk"], cfg.held_out)
     held_v = _held_out_mask(data["value_chunk"], cfg.held_out)
-    with torch.no_grad():  # the starting network's choices, which the anchored decisions keep
-        anchor_x, anchor_mask = (torch.from_numpy(data[k][anchors]).to(device) for k in ("value_x", "value_mask"))
-        anchor_action = model.masked_logits(anchor_x, anchor_mask).argmax(-1) if len(anchors) else torch.zeros(0)
+    t = {k: torch.from_numpy(data[k]).to(device)
+         for k in ("x", "mask", "action", "value_x", "value_mask", "returns", "value_extra")}
+    anchor = torch.from_numpy(anchors)  # the critic's rows (no copy of their inputs: they are gigabytes)
+    anchor_action = _greedy(model, t["value_x"], t["value_mask"], anchor)  # the choices the anchored decisions keep
     anchor_train, anchor_held = np.flatnonzero(~held_v[anchors]), np.flatnonzero(held_v[anchors])
     targets = _targets(data, cfg.non_candidate_penalty)
     target = torch.from_numpy(targets).to(device)
-    scores = np.where(data["mask"].astype(bool), targets, -np.inf)
+    scores = np.where(data["mask"].astype(bool), targets, np.float32(-np.inf))
     scores[np.arange(len(scores)), data["action"]] += 1e-6  # on a tie the policy's own choice is the best
     best_choice = torch.from_numpy(scores.argmax(axis=1)).to(device)
-    t = {k: torch.from_numpy(data[k]).to(device) for k in ("x", "mask", "action", "value_x", "returns", "value_extra")}
+    del scores
     train_rows, train_v = np.flatnonzero(~held), np.flatnonzero(~held_v)
     gen = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
@@ -94,9 +95,8 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     extra = model.critic_extra > 0
 
     def held_metrics_at_weight() -> dict[str, float]:
-        with torch.no_grad():
-            rows = torch.from_numpy(anchor_held)
-            kept = model.masked_logits(anchor_x[rows], anchor_mask[rows]).argmax(-1) == anchor_action[rows]
+        rows = torch.from_numpy(anchor_held)
+        kept = _greedy(model, t["value_x"], t["value_mask"], anchor[rows]) == anchor_action[rows]
         return {**_held_metrics(model, t, target, best_choice, held, held_v),
                 "kept": float(kept.float().mean()) if len(rows) else 1.0}
 
@@ -125,7 +125,8 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
             value = model.value(t["value_x"][vb], t["value_extra"][vb] if extra else None)
             value_loss = 0.5 * ((value - t["returns"][vb]) ** 2).mean() if len(vb) else torch.zeros(())
             ab = a_order[k * anchor_batch:(k + 1) * anchor_batch].to(device)
-            anchor_loss = nn.functional.cross_entropy(model.masked_logits(anchor_x[ab], anchor_mask[ab]), anchor_action[ab]) \
+            anchor_loss = nn.functional.cross_entropy(
+                model.masked_logits(t["value_x"][anchor[ab]], t["value_mask"][anchor[ab]]), anchor_action[ab]) \
                 if len(ab) and cfg.anchor_coef else torch.zeros(())
             optimizer.zero_grad()
             (policy_loss + cfg.value_coef * value_loss + cfg.anchor_coef * anchor_loss).backward()
@@ -215,18 +216,24 @@ def _policy_loss(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.T
     return -(torch.softmax(logits, dim=-1) * target[mb]).sum(-1).mean()  # illegal actions have probability 0
 
 
-HELD_OUT_SLICE = 65_536
-"""Rows of the held-out decisions evaluated per forward pass (the fit of 160,000 deals' data ran out
-of memory evaluating its 650,000 held-out decisions at once)."""
+EVAL_SLICE = 65_536
+"""Rows evaluated per forward pass outside the training steps (the fit of 160,000 deals' data ran
+out of memory evaluating its 650,000 held-out decisions at once, 320,000 deals' its 750,000
+anchored decisions: the float inputs of such a set need gigabytes)."""
+
+
+def _greedy(model: ActorCritic, x: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """The network's greedy (masked argmax) action at these rows of ``x``, in slices of :data:`EVAL_SLICE`."""
+    with torch.no_grad():
+        return torch.cat([model.masked_logits(x[part], mask[part]).argmax(-1)
+                          for part in rows.split(EVAL_SLICE)]) if len(rows) else rows
 
 
 def _held_gains(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.Tensor,
                 held: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """The greedy choice at each held-out decision and its advantage over the data's policy."""
     rows = torch.from_numpy(np.flatnonzero(held))
-    with torch.no_grad():  # in slices: the float inputs of a whole held-out set need gigabytes
-        greedy = torch.cat([model.masked_logits(t["x"][part], t["mask"][part]).argmax(-1)
-                            for part in rows.split(HELD_OUT_SLICE)]) if len(rows) else rows
+    greedy = _greedy(model, t["x"], t["mask"], rows)
     return greedy, target[rows].gather(1, greedy[:, None]).squeeze(1)
 
 
@@ -236,7 +243,7 @@ def _held_metrics(model: ActorCritic, t: dict[str, torch.Tensor], target: torch.
     greedy, gain = _held_gains(model, t, target, held)
     with torch.no_grad():  # in slices: the float inputs of a whole held-out set need gigabytes
         value = torch.cat([model.value(t["value_x"][part], t["value_extra"][part] if model.critic_extra else None)
-                           for part in v_rows.split(HELD_OUT_SLICE)]) if len(v_rows) else v_rows.float()
+                           for part in v_rows.split(EVAL_SLICE)]) if len(v_rows) else v_rows.float()
     n = len(rows)
     return {
         "gain": float(gain.mean()) if n else 0.0,

@@ -14,12 +14,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import numpy as np  # noqa: E402
+from network_helpers import Comparing, trained_like  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents import pretrained as pretrained_module  # noqa: E402
-from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import (  # noqa: E402
     POLICY_FORMAT,
@@ -27,7 +26,6 @@ from agents.neural import (  # noqa: E402
     CheckpointError,
     NeuralAgent,
     PolicyOnlyError,
-    central_size,
     load_agent,
     load_training_weights,
     read_checkpoint,
@@ -36,25 +34,10 @@ from agents.neural import (  # noqa: E402
 from agents.play import play_deal  # noqa: E402
 from agents.policy_files import export_policy  # noqa: E402
 from agents.pretrained import available_presets, load_pretrained, pretrained_path  # noqa: E402
-from five_hundred_env.engine import Phase  # noqa: E402
-from five_hundred_env.observation import observation_layout  # noqa: E402
 from five_hundred_env.rules import PRESETS, Rules, make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
 
 torch.set_num_threads(1)
-
-
-def trained_like(preset: str, seed: int = 0, hidden: tuple[int, ...] = (32, 32)) -> ActorCritic:
-    """A network with a central critic whose policy head is scaled up, so that its own logits
-    (not only the heuristic's advice) decide, with gaps between actions like a trained one's."""
-    torch.manual_seed(seed)
-    rules = make_rules(preset)
-    env = five_hundred_env.env(rules=preset)
-    model = ActorCritic(env.unwrapped.encoder.size, int(env.action_space("player_0").n), list(hidden),
-                        critic_extra=central_size(rules), num_sides=rules.num_sides, advice="heuristic")
-    with torch.no_grad():
-        model.actor[-1].weight.mul_(200.0)
-    return model
 
 
 def write_checkpoint(path, preset: str = "australian", seed: int = 0):
@@ -96,29 +79,6 @@ def test_every_preset_ships_a_network():
         assert data["policy_only"] and Rules.from_dict(data["rules"]) == make_rules(preset)
         assert isinstance(load_pretrained(preset), NeuralAgent)
         plays_a_deal("pretrained", preset, seed=1)
-
-
-class Comparing(Agent):
-    """Plays ``first``'s choice and counts how often ``second`` chose the same (and, per decision
-    kind, whether they agreed at each decision with a choice)."""
-
-    def __init__(self, first: Agent, second: Agent) -> None:
-        super().__init__(first.rules)
-        self.first, self.second = first, second
-        self.decisions = self.agreed = 0
-        self.agreed_by_kind: dict[str, list[bool]] = {kind: [] for kind in DECISION_KINDS}
-        offset, (width,) = observation_layout(first.rules)["phase"]
-        self._phase = slice(offset, offset + width)
-
-    def act(self, observation):
-        action = self.first.act(observation)
-        same = action == self.second.act(observation)
-        self.decisions += 1
-        self.agreed += same
-        if observation["action_mask"].sum() > 1:
-            kind = KIND_OF_PHASE[Phase(int(np.argmax(observation["observation"][self._phase])))]
-            self.agreed_by_kind[kind].append(bool(same))
-        return action
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])

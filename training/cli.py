@@ -222,16 +222,27 @@ def _thresholds(text: str, scale: float) -> float | dict[str, float]:
 
 
 def _export(args: argparse.Namespace) -> int:
-    """Write the policy file of a checkpoint: the actor alone, to ship and play (agents.policy_files.export_policy)."""
+    """Write the policy file of a checkpoint (the actor alone, to ship and play:
+    agents.policy_files.export_policy), or of the ensemble of several (agents.ensemble.ensemble_policy)."""
     from agents.policy_files import export_policy
     from five_hundred_env.files import check_output
     from training.rollouts.exit_rows import RESULT_SCALE
 
-    out = check_output(args.out, "OUT", inputs=[args.checkpoint])
+    sources = args.checkpoints
+    out = check_output(args.out, "OUT", inputs=sources)
     weight = None if args.threshold is None else _thresholds(args.threshold, RESULT_SCALE)
-    provenance = export_policy(args.checkpoint, out, dtype=args.dtype, note=args.note, advice_weight=weight)
-    before, after = Path(args.checkpoint).stat().st_size, out.stat().st_size
-    print(f"wrote {out} ({after:,} bytes, {provenance['dtype']}; the checkpoint has {before:,}; "
+    if len(sources) > 1:
+        from agents.ensemble import ensemble_policy
+
+        if weight is None:
+            raise ValueError("export of several checkpoints (an ensemble) needs --threshold: the members' own were "
+                             "chosen for each alone")
+        provenance = ensemble_policy(sources, out, weight, dtype=args.dtype, note=args.note)
+        what = f"the ensemble of {len(sources)} networks"
+    else:
+        provenance = export_policy(sources[0], out, dtype=args.dtype, note=args.note, advice_weight=weight)
+        what = f"the checkpoint has {Path(sources[0]).stat().st_size:,}"
+    print(f"wrote {out} ({out.stat().st_size:,} bytes, {provenance['dtype']}; {what}; "
           f"sha256 of the source {provenance['sha256'][:16]}...; {provenance['flushed_to_zero']:,} weights too "
           f"small for {provenance['dtype']} stored as 0)")
     return 0
@@ -371,8 +382,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=_train)
     sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
                    "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.algorithms.expert_iteration
-    export = sub.add_parser("export", help="write a checkpoint's policy file: its actor alone, to ship and play")
-    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, e.g. runs/NAME/final.pt")
+    export = sub.add_parser("export", help="write a checkpoint's policy file: its actor alone, to ship and play "
+                            "(several checkpoints: their ensemble, one network playing the mean of their logits)")
+    export.add_argument("checkpoints", metavar="CHECKPOINT", nargs="+",
+                        help="a training checkpoint, e.g. runs/NAME/final.pt (or a policy file); several: their "
+                             "ensemble (agents/ensemble.py), which needs --threshold")
     export.add_argument("out", metavar="OUT.pt", help="the policy file to write")
     export.add_argument("--dtype", choices=("float16", "float32"), default="float16",
                         help="the precision the weights are stored in (default float16; they play in float32)")
@@ -381,7 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a regression-fitted network's threshold (its advice weight, in points) instead of the "
                              "one its fit chose on the held-out deals: it leaves the heuristic's choice only where an "
                              "estimated advantage beats it by more; KIND=POINTS,... sets one per decision kind (bid, "
-                             "discard, nominate, play) of a network fitted per kind (docs/expert_iteration.md, \"Fit\")")
+                             "discard, nominate, play) of a network fitted per kind, or of an ensemble, whose kinds not named "
+                             "keep the heuristic's choice (docs/expert_iteration.md, \"Fit\")")
     export.set_defaults(func=_export)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")

@@ -1,0 +1,49 @@
+"""Networks for the tests of policy files and ensembles (test_pretrained, test_ensemble)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import five_hundred_env
+from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
+from agents.neural import ActorCritic, central_size
+from five_hundred_env.engine import Phase
+from five_hundred_env.observation import observation_layout
+from five_hundred_env.rules import make_rules
+
+
+def trained_like(preset: str, seed: int = 0, hidden: tuple[int, ...] = (32, 32)) -> ActorCritic:
+    """A network with a central critic whose policy head is scaled up, so that its own logits
+    (not only the heuristic's advice) decide, with gaps between actions like a trained one's."""
+    torch.manual_seed(seed)
+    rules = make_rules(preset)
+    env = five_hundred_env.env(rules=preset)
+    model = ActorCritic(env.unwrapped.encoder.size, int(env.action_space("player_0").n), list(hidden),
+                        critic_extra=central_size(rules), num_sides=rules.num_sides, advice="heuristic")
+    with torch.no_grad():
+        model.actor[-1].weight.mul_(200.0)
+    return model
+
+
+class Comparing(Agent):
+    """Plays ``first``'s choice and counts how often ``second`` chose the same (and, per decision
+    kind, whether they agreed at each decision with a choice)."""
+
+    def __init__(self, first: Agent, second: Agent) -> None:
+        super().__init__(first.rules)
+        self.first, self.second = first, second
+        self.decisions = self.agreed = 0
+        self.agreed_by_kind: dict[str, list[bool]] = {kind: [] for kind in DECISION_KINDS}
+        offset, (width,) = observation_layout(first.rules)["phase"]
+        self._phase = slice(offset, offset + width)
+
+    def act(self, observation):
+        action = self.first.act(observation)
+        same = action == self.second.act(observation)
+        self.decisions += 1
+        self.agreed += same
+        if observation["action_mask"].sum() > 1:
+            kind = KIND_OF_PHASE[Phase(int(np.argmax(observation["observation"][self._phase])))]
+            self.agreed_by_kind[kind].append(bool(same))
+        return action

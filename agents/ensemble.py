@@ -22,15 +22,11 @@ from typing import Any
 
 import torch
 
-from agents.neural import ActorCritic, advice_weights, model_from_checkpoint, read_checkpoint, set_advice_weights
+from agents.neural import NEVER, ActorCritic, advice_weights, model_from_checkpoint, read_checkpoint, set_advice_weights
 from agents.policy_files import write_policy
 from five_hundred_env.files import check_output
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
-
-NEVER = 100.0
-"""The advice weight of the kinds a per-kind threshold does not name (10,000 points: no estimate
-beats it, so the ensemble plays the advised action there)."""
 
 _SAME = ("obs_size", "num_actions", "activation", "num_sides", "advice", "scores_at")
 """What every member's spec must share: the input, the actions, the non-linearity and the advice."""

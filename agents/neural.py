@@ -216,6 +216,11 @@ class HeuristicAdviser:
         return onehot
 
 
+NEVER = 100.0
+"""An advice weight no estimate beats (10,000 points): a kind given it plays the advised action
+(the kinds a per-kind fit or an ensemble's threshold leaves out)."""
+
+
 def set_advice_weights(model: ActorCritic, weights: float | Mapping[str, float]) -> None:
     """Set ``model``'s advice weight: one number for every decision, or (a network with a phase
     slice only) one per decision kind (:data:`~agents.base.DECISION_KINDS`; the kinds not named

@@ -29,16 +29,13 @@ import torch
 from torch import nn
 
 from agents.base import DECISION_KINDS
-from agents.neural import ActorCritic, set_advice_weights
+from agents.neural import NEVER, ActorCritic, set_advice_weights
 from five_hundred_env.rules import Rules
 from training.rollouts.exit_data import RESULT_SCALE, anchor_rows, targets_of_kinds
 from training.settings.improvement_config import FitConfig
 
 Log = Callable[[str], None]
 
-NEVER = 100.0
-"""The advice weight a per-kind network gets at the kinds not fitted (10,000 points: no estimate
-beats it), so that it plays the advised action there."""
 
 
 def _held_out_mask(chunks: np.ndarray, fraction: float) -> np.ndarray:

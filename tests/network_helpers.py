@@ -7,7 +7,7 @@ import torch
 
 import five_hundred_env
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
-from agents.neural import ActorCritic, central_size
+from agents.neural import ActorCritic, central_size, save_checkpoint
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import observation_layout
 from five_hundred_env.rules import make_rules
@@ -24,6 +24,12 @@ def trained_like(preset: str, seed: int = 0, hidden: tuple[int, ...] = (32, 32))
     with torch.no_grad():
         model.actor[-1].weight.mul_(200.0)
     return model
+
+
+def write_checkpoint(path, preset: str = "australian", seed: int = 0):
+    model = trained_like(preset, seed)
+    save_checkpoint(path, {"rules": make_rules(preset).to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
+    return path
 
 
 class Comparing(Agent):

@@ -9,22 +9,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from network_helpers import Comparing, trained_like  # noqa: E402
+from network_helpers import Comparing, trained_like, write_checkpoint  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents.ensemble import NEVER, ensemble_network  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
-from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint, save_checkpoint  # noqa: E402
+from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint  # noqa: E402
 from agents.play import play_deal  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
 
 torch.set_num_threads(1)
-
-
-def _write(path, model: ActorCritic, preset: str = "australian"):
-    save_checkpoint(path, {"rules": make_rules(preset).to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
-    return path
 
 
 def _inputs(model: ActorCritic, rows: int = 64) -> torch.Tensor:
@@ -62,7 +57,7 @@ def test_the_export_of_several_checkpoints_writes_their_ensemble(tmp_path, capsy
     member and its sha256. Without ``--threshold``, or with members of other presets, nothing is
     written and the error says why."""
     rules = make_rules("australian")
-    sources = [_write(tmp_path / f"m{seed}.pt", trained_like("australian", seed)) for seed in (0, 1)]
+    sources = [write_checkpoint(tmp_path / f"m{seed}.pt", "australian", seed) for seed in (0, 1)]
     out = tmp_path / "ens.pt"
     assert main(["export", *map(str, sources), str(out), "--threshold", "bid=0", "--dtype", "float32"]) == 0
     assert "the ensemble of 2 networks" in capsys.readouterr().out
@@ -80,6 +75,6 @@ def test_the_export_of_several_checkpoints_writes_their_ensemble(tmp_path, capsy
     assert agreed["play"] and all(agreed["play"]) and not all(agreed["bid"])
     assert main(["export", *map(str, sources), str(tmp_path / "no.pt")]) == 2
     assert "needs --threshold" in capsys.readouterr().err
-    other = _write(tmp_path / "three.pt", trained_like("italian_3p"), "italian_3p")
+    other = write_checkpoint(tmp_path / "three.pt", "italian_3p")
     assert main(["export", str(sources[0]), str(other), str(tmp_path / "no.pt"), "--threshold", "30"]) == 2
     assert "other rules" in capsys.readouterr().err and not (tmp_path / "no.pt").exists()

@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from network_helpers import Comparing, trained_like  # noqa: E402
+from network_helpers import Comparing, trained_like, write_checkpoint  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents import make_agent  # noqa: E402
@@ -38,12 +38,6 @@ from five_hundred_env.rules import PRESETS, Rules, make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
 
 torch.set_num_threads(1)
-
-
-def write_checkpoint(path, preset: str = "australian", seed: int = 0):
-    model = trained_like(preset, seed)
-    save_checkpoint(path, {"rules": make_rules(preset).to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
-    return path
 
 
 @pytest.fixture

@@ -37,7 +37,6 @@ from training.settings.improvement_config import FitConfig
 Log = Callable[[str], None]
 
 
-
 def _held_out_mask(chunks: np.ndarray, fraction: float) -> np.ndarray:
     """Rows of the last ``fraction`` of the chunks (at least one chunk, never all if there are two)."""
     ids = list(dict.fromkeys(chunks.tolist()))

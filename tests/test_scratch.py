@@ -1,0 +1,195 @@
+"""The tabula-rasa recipe (configs/scratch_australian.yaml, training.algorithms.dmc's curriculum):
+no heuristic anywhere in its training, the last-bidder rule and the trick reward it learns under,
+and the shipped ``scratch`` agent."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("torch")
+
+from agents.heuristic import agent as heuristic_agent
+from agents.heuristic import compiled as heuristic_compiled
+from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import make_rules
+from five_hundred_env.vector import BatchEngine
+from training.algorithms import dmc
+from training.algorithms.dmc import Auction, DmcConfig, TrickCredit, train_dmc, uniform_legal
+from training.settings.config import load_config
+
+RECIPE = Path(__file__).parent.parent / "configs" / "scratch_australian.yaml"
+
+
+def pass_when_allowed(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Every seat passes whenever PASS is legal, else plays a random legal action."""
+    return np.where(masks[:, PASS] != 0, PASS, uniform_legal(masks, rng))
+
+
+def play_deals(engine: BatchEngine, auction: Auction, share: float, steps: int, seed: int) -> np.ndarray:
+    """Step ``engine`` under the curriculum's mask with seats that pass whenever they may; the
+    contract bid of every deal that ended (-1 when thrown in)."""
+    rng = np.random.default_rng(seed)
+    contracts = []
+    for _ in range(steps):
+        actions = pass_when_allowed(auction.masks(engine.masks), rng)
+        auction.record(engine.masks, actions)
+        result = engine.step(actions)
+        contracts += engine.last_deal[result.deal_done, 0].tolist()
+        auction.new_deals(result.deal_done, share, rng)
+    return np.array(contracts)
+
+
+@pytest.mark.parametrize("preset", ["australian", "italian_3p", "two_handed", "six_handed"])
+def test_under_the_last_bidder_rule_no_deal_is_thrown_in(preset: str) -> None:
+    """RULES.md §4: "If every player passes without a bid, the deal is thrown in". The curriculum
+    takes PASS from the last seat that could bid, so seats that pass whenever they may still
+    play every deal; without the rule (share 0) every such deal is thrown in."""
+    rules = make_rules(preset)
+    engine = BatchEngine(rules, 16, seed=3)
+    engine.reset(seed=3)
+    stuck = play_deals(engine, Auction(16, rules.num_players, 1.0), 1.0, 600, seed=1)
+    assert len(stuck) > 20 and (stuck > PASS).all()
+    engine.reset(seed=3)
+    free = play_deals(engine, Auction(16, rules.num_players, 0.0), 0.0, 200, seed=1)
+    assert len(free) > 20 and (free < 0).all()
+
+
+def test_the_rule_takes_pass_only_from_the_last_bidder_before_any_bid() -> None:
+    auction = Auction(3, 4, 1.0)
+    masks = np.zeros((3, 80), dtype=np.int8)
+    masks[:, :28] = 1  # the opening of an auction: PASS and every bid
+    auction.passes[:] = [3, 2, 3]
+    auction.bid[:] = [False, False, True]
+    out = auction.masks(masks)
+    assert out[:, PASS].tolist() == [0, 1, 1]  # three passes and no bid: the fourth must bid
+    assert (out[:, 1:28] == 1).all() and masks[0, PASS] == 1  # the bids stay; the engine's mask is untouched
+    auction.must_bid[0] = False  # a deal the rule does not hold in
+    assert auction.masks(masks)[0, PASS] == 1
+
+
+def test_the_rules_share_of_deals_and_the_trick_reward_fall_to_nothing() -> None:
+    config = load_config(RECIPE, model=DmcConfig)
+    cc = config.curriculum
+    assert cc.last_bidder_bids(0) == 1.0 and cc.trick_reward_at(0) == cc.trick_reward > 0
+    half_rule, half_trick = cc.last_bidder_bids_steps // 2, cc.trick_reward_steps // 2
+    assert cc.last_bidder_bids(half_rule) == pytest.approx(0.5)
+    assert cc.trick_reward_at(half_trick) == pytest.approx(cc.trick_reward / 2)
+    assert cc.last_bidder_bids(cc.last_bidder_bids_steps) == 0.0 == cc.trick_reward_at(cc.trick_reward_steps)
+    assert config.train.total_steps > max(cc.last_bidder_bids_steps, cc.trick_reward_steps)  # the real game at the end
+
+
+def test_uniform_legal_draws_every_legal_action_and_nothing_else() -> None:
+    masks = np.zeros((4000, 6), dtype=np.int8)
+    masks[:, [1, 3, 4]] = 1
+    masks[::2, 4] = 0
+    drawn = uniform_legal(masks, np.random.default_rng(0))
+    assert set(drawn[::2].tolist()) == {1, 3} and set(drawn[1::2].tolist()) == {1, 3, 4}
+    counts = np.bincount(drawn[1::2], minlength=6)[[1, 3, 4]]
+    assert counts.min() > 0.28 * 2000  # about a third each
+
+
+def absolute_tricks(encoder: ObservationEncoder, obs: np.ndarray, seat: int) -> np.ndarray:
+    """Tricks won by each absolute seat, from the observation of ``seat`` (its slices are relative)."""
+    relative = encoder.decode(obs)["tricks_won"].sum(axis=1)
+    return np.roll(relative, seat)
+
+
+def test_each_trick_rewards_its_winners_side_and_a_misere_the_other_way() -> None:
+    """§7: the trick's winner takes it; §8: a misère contractor must take no trick. Over random
+    deals, the reward goes as each trick falls (nine of the ten seen), zero-sum between the
+    sides, positive for the winner's side in a trick contract and negative in a misère."""
+    rules = make_rules("australian")
+    encoder = ObservationEncoder(rules)
+    contract_at = encoder.layout["contract"][0]
+    engine = BatchEngine(rules, 32, seed=5)
+    engine.reset(seed=5)
+    credit = TrickCredit(rules, 32)
+    tricks_per_deal = np.zeros(32, dtype=np.int64)
+    seen, misere_tricks = [], 0
+    for _ in range(3000):
+        contract = engine.obs[:, contract_at:contract_at + 27].copy()
+        before = [absolute_tricks(encoder, engine.obs[b], int(engine.seat[b])) for b in range(32)]
+        result = engine.step(engine.sample_actions())
+        rewards = credit.won(result.obs, result.seat, result.deal_done)
+        for b in np.flatnonzero(rewards.any(axis=1)):
+            assert rewards[b].sum() == pytest.approx(0.0)  # zero-sum: +1 and -1 for the two sides of two seats
+            assert rewards[b, 0] == rewards[b, 2] == -rewards[b, 1]
+            misere = contract[b, MISERE - 1] or contract[b, OPEN_MISERE - 1]
+            winner_side = int(np.argmax(rewards[b, :2]))
+            # the side rewarded is the one that won (trick contract) or the one the misère suited
+            winner = int(np.argmax(absolute_tricks(encoder, result.obs[b], int(result.seat[b])) - before[b]))
+            assert (winner % 2 == winner_side) != bool(misere)
+            misere_tricks += bool(misere)
+            tricks_per_deal[b] += 1
+        for b in np.flatnonzero(result.deal_done):
+            if engine.last_deal[b, 0] >= 0:
+                seen.append(int(tricks_per_deal[b]))
+            tricks_per_deal[b] = 0
+    assert len(seen) > 50 and set(seen) == {9}
+    assert misere_tricks > 0
+
+
+def test_trick_rewards_are_refused_where_the_sides_change_per_deal() -> None:
+    from training.settings.config import ConfigError
+
+    with pytest.raises(ConfigError, match="five-handed partner"):
+        TrickCredit(make_rules("five_handed"), 4)
+
+
+@contextlib.contextmanager
+def heuristic_only_in_evaluation(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every entry point of the heuristic (the Python agent, the compiled policy and its
+    play-outs) raises unless called from the run's evaluation; yields the calls made there."""
+    calls: list[str] = []
+    evaluating = [False]
+    real = {"act": heuristic_agent.HeuristicAgent.act, "act_batch": heuristic_compiled.HeuristicPolicy.act_batch}
+
+    def guarded(name: str):
+        def call(*args, **kwargs):
+            if not evaluating[0]:
+                raise AssertionError(f"the heuristic's {name} was called in training")
+            calls.append(name)
+            return real[name](*args, **kwargs) if name in real else None
+        return call
+
+    def forbidden(name: str):
+        def call(*args, **kwargs):
+            raise AssertionError(f"the heuristic's {name} was called")
+        return call
+
+    real_evaluate = dmc.evaluate
+
+    def evaluation(*args, **kwargs):
+        evaluating[0] = True
+        try:
+            return real_evaluate(*args, **kwargs)
+        finally:
+            evaluating[0] = False
+
+    monkeypatch.setattr(heuristic_agent.HeuristicAgent, "act", guarded("act"))
+    monkeypatch.setattr(heuristic_compiled.HeuristicPolicy, "act_batch", guarded("act_batch"))
+    monkeypatch.setattr(heuristic_compiled.HeuristicPolicy, "act_engine", forbidden("act_engine"))
+    monkeypatch.setattr(heuristic_compiled, "play_out", forbidden("play_out"))
+    monkeypatch.setattr(dmc, "evaluate", evaluation)
+    yield calls
+
+
+def test_a_tiny_run_of_the_recipe_uses_the_heuristic_only_to_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34's rule: no heuristic anywhere in training (evaluations against it only report)."""
+    overrides = ["train.total_steps=24000", "train.num_envs=16", "train.batch_size=2000", "train.minibatch_size=500",
+                 "train.epsilon_decay_steps=10000", "curriculum.last_bidder_bids_steps=16000",
+                 "curriculum.trick_reward_steps=16000", "network.hidden_sizes=[32,32]", "evaluation.interval=10000",
+                 "evaluation.deals=4", "evaluation.final_deals=4", f"logging.dir={tmp_path}", "checkpoint.interval=8000"]
+    config = load_config(RECIPE, overrides, model=DmcConfig)
+    assert config.evaluation.opponents == ["random", "heuristic"]
+    with heuristic_only_in_evaluation(monkeypatch) as calls:
+        result = train_dmc(config, log=lambda _: None)
+    assert result.global_step >= 24000
+    assert "act" in calls  # the guard was live: the reports did play the heuristic

@@ -143,6 +143,9 @@ class DmcNetworkConfig(Section):
 
     hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1, max_length=8)
     activation: Literal["relu", "tanh"] = "relu"
+    actions: Literal["input", "output"] = Field(
+        "input", description="the action as an input beside the observation (DouZero's network: a pass per legal "
+                             "action) or one output per action id (DQN's: one pass per decision)")
 
     @model_validator(mode="after")
     def _sizes(self) -> DmcNetworkConfig:
@@ -474,7 +477,7 @@ def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
     """The config's Q-network, fresh (seeded by torch's global generator)."""
     encoder = ObservationEncoder(rules)
     return QNetwork(encoder.size, len(ActionTable(rules)), config.network.hidden_sizes, config.network.activation,
-                    scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides)
+                    scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides, actions=config.network.actions)
 
 
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
@@ -491,6 +494,8 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
                               f"({saved.get(section)} vs {now[section]})")
     state.model.load_state_dict(data["model"])
     state.optimizer.load_state_dict(data["optimizer"])
+    for group in state.optimizer.param_groups:  # the config's rate, which a resumed run may change
+        group["lr"] = config.train.learning_rate
     restore_rng_states(data["rng"], state.rng)
     c = data["counters"]
     state.global_step, state.env_steps, state.deals, state.updates = c["global_step"], c["env_steps"], c["deals"], c["updates"]

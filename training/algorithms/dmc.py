@@ -156,9 +156,11 @@ class DmcConfig(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules of the run (the ``rules`` section as a rules object)."""
         return self.rules.to_rules()
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-able), as the run folder's config.yaml holds it."""
         return self.model_dump(mode="json")
 
 

@@ -57,6 +57,7 @@ class RulesConfig(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules object of this preset with these options."""
         return make_rules(self.preset, **self.options)
 
 
@@ -288,6 +289,7 @@ class Config(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules of the run (the ``rules`` section as a rules object)."""
         return self.rules.to_rules()
 
     def to_dict(self) -> dict[str, Any]:

@@ -72,10 +72,3 @@ def test_maskable_ppo_trains_on_the_vector_env_against_the_heuristic():
     returns = [e["r"] for e in model.ep_info_buffer]
     assert returns and all(np.isfinite(returns))
     assert isinstance(env.venv.env, SingleAgentVectorEnv)  # type: ignore[attr-defined]
-
-
-def test_the_single_env_wrapper_names_the_agents_function_for_a_spec():
-    from five_hundred_env import SingleAgentEnv
-
-    with pytest.raises(ValueError, match=r"agents\.make_agent\('heuristic', rules\)"):
-        SingleAgentEnv(team=0, rules="australian", opponents="heuristic")

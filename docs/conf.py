@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))  # the packages of this checkout, installed or not
 
 project = "five-hundred-env"
 author = "the five-hundred-env authors"
-copyright = "the five-hundred-env authors"  # noqa: A001 - Sphinx's own name for it
+copyright = "the five-hundred-env authors"
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.viewcode"]
 source_suffix = {".md": "markdown"}

@@ -16,14 +16,14 @@ from five_hundred_env import SingleAgentEnv, wrappers
 
 def first_legal_trajectory(env: gymnasium.Env, seed: int, steps: int = 40) -> list[np.ndarray]:
     """The learner always plays its first legal action; the observations it sees."""
-    obs, info = env.reset(seed=seed)
+    obs, _info = env.reset(seed=seed)
     seen = [obs]
     for _ in range(steps):
         action = int(np.flatnonzero(env.unwrapped.action_masks())[0])
-        obs, _reward, terminated, truncated, info = env.step(action)
+        obs, _reward, terminated, truncated, _info = env.step(action)
         seen.append(obs)
         if terminated or truncated:
-            obs, info = env.reset()
+            obs, _info = env.reset()
     return seen
 
 

@@ -8,7 +8,8 @@ Code blocks, by their fence's language:
   checkpoint at ``runs/quickstart/final.pt`` (what the quickstart leaves), so that snippets that
   load "your run" run too. A block that would run a long job says so in a comment on the line
   before its fence, ``<!-- docs-test: replace "OLD" "NEW" -->`` (several pairs allowed): it runs
-  with each OLD replaced by NEW, e.g. a learner's 100,000 steps by 256.
+  with each OLD replaced by NEW, e.g. a learner's 100,000 steps by 256. A block that goes on from
+  the one before it (its names, its state) says ``<!-- docs-test: continue -->``: it runs after it.
 - ``bash``/``sh``: every command is checked without running it: ``five-hundred`` commands by the
   command line's own parser (and a config they name loads, with its overrides), ``python
   benchmarks/X.py --opt`` by the script's options, ``python -m M`` by the module's existence,
@@ -35,7 +36,7 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-MARKER = re.compile(r"^<!--\s*docs-test:\s*(skip|replace)\s*(.*?)\s*-->\s*$")
+MARKER = re.compile(r"^<!--\s*docs-test:\s*(skip|replace|continue)\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)```(\{[\w-]+\}|[\w-]*)(?:\s.*)?$")  # a language, or a MyST directive
 RUN_TIMEOUT_S = 600
 
@@ -50,6 +51,7 @@ class Block:
     text: str
     skip: str | None = None
     replacements: list[tuple[str, str]] = field(default_factory=list)
+    before: Block | None = None  # a ``continue`` block runs after the page's python block before it
 
     @property
     def id(self) -> str:
@@ -72,6 +74,8 @@ def code_blocks(page: Path) -> list[Block]:
         marker = MARKER.match(lines[i - 1].strip()) if i else None
         if marker and marker.group(1) == "skip":
             block.skip = marker.group(2) or "marked"
+        elif marker and marker.group(1) == "continue":
+            block.before = next(b for b in reversed(blocks) if b.language == language)
         elif marker:
             block.replacements = list(zip(*[iter(shlex.split(marker.group(2)))] * 2, strict=True))
         blocks.append(block)
@@ -104,7 +108,8 @@ def scratch(tmp_path_factory):
 
 
 def runnable_source(block: Block) -> str:
-    source = block.text
+    """The block's code as the test runs it: after the block it continues, with its replacements made."""
+    source = block.text if block.before is None else runnable_source(block.before) + "\n" + block.text
     for old, new in block.replacements:
         assert old in source, f"{block.id}: the docs-test marker replaces {old!r}, which the block does not hold"
         source = source.replace(old, new)
@@ -117,7 +122,9 @@ def test_python_block_runs(block: Block, scratch: Path):
         pytest.skip(block.skip)
     source = runnable_source(block)
     compile(source, block.id, "exec")  # a SyntaxError names the block before a process is started
-    done = subprocess.run([sys.executable, "-c", source], cwd=scratch, capture_output=True, text=True,
+    script = scratch / "block.py"  # a file, as a user copies it (worker processes re-import a script, not `-c`)
+    script.write_text(source)
+    done = subprocess.run([sys.executable, str(script)], cwd=scratch, capture_output=True, text=True,
                           timeout=RUN_TIMEOUT_S, env={**_environment(), "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, f"{block.id} failed:\n{done.stderr[-3000:]}"
 
@@ -248,6 +255,9 @@ def test_markers_are_read(tmp_path):
     replaced, skipped = code_blocks(page)
     assert runnable_source(replaced) == "x = 256 * 8" and replaced.skip is None
     assert skipped.skip == "needs a server" and skipped.language == "bash"
+    page.write_text('```python\nx = 1\n```\n<!-- docs-test: continue -->\n```python\nprint(x)\n```\n')
+    first, then = code_blocks(page)
+    assert then.before is first and runnable_source(then) == "x = 1\nprint(x)"
 
 
 # -- the pages themselves -------------------------------------------------------------------------

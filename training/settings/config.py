@@ -101,6 +101,13 @@ class TrainConfig(Section):
                              f"(num_envs × num_steps = {self.num_envs * self.num_steps})")
         return self
 
+    @field_validator("algorithm", mode="before")
+    @classmethod
+    def _known_algorithm(cls, name: Any) -> Any:
+        if name != "ppo":  # "dmc" is routed to DMC's own config (config_algorithm) before this model sees it
+            raise ValueError(f"algorithm must be 'ppo' (PPO self-play) or 'dmc' (Deep Monte-Carlo), got {name!r}")
+        return name
+
 
 class NetworkConfig(Section):
     """The actor-critic network (see :class:`agents.neural.ActorCritic`)."""
@@ -304,6 +311,8 @@ def load_config(path: str | Path, overrides: Iterable[str] = (), model: type[Con
     """Load and validate a YAML config file, then apply ``key.sub=value`` overrides. ``model`` is
     the pydantic model of the run (:class:`Config` for PPO; expert iteration has its own)."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"config file {path} is a folder, not a file (give a YAML file, e.g. configs/quickstart.yaml)")
     if not path.is_file():
         raise FileNotFoundError(f"config file {path} does not exist")
     if path.stat().st_size > MAX_CONFIG_BYTES:
@@ -313,8 +322,11 @@ def load_config(path: str | Path, overrides: Iterable[str] = (), model: type[Con
         data = parse_yaml(path.read_text())
     except YamlError as e:
         raise ConfigError(f"{path}: {e}") from None
-    if data is None:
-        data = {}
+    overrides = list(overrides)
+    if data is None and not overrides:  # only blanks and comments, nothing beside: a mistake, not a wish for a full run
+        raise ConfigError(f"{path}: the file is empty; write {{}} in it for every default (a full-length run), "
+                          f"or start from configs/quickstart.yaml")
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
     data.setdefault("logging", {})
@@ -476,7 +488,8 @@ def _error_line(err: Any, source: str, via: str | None, model: type[BaseModel]) 
         known = _known_keys(parent, model)
         if known:
             msg += f" (known keys{' of ' + parent if parent else ''}: {', '.join(known)})"
-    elif "input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict):
+    elif ("input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict)
+          and f"got {err['input']!r}" not in msg):  # a validator's own message may say it already
         msg += f" (got {err['input']!r})"
     return f"{source}: {key}: {msg}" + (f" [from the override {via!r}]" if via else "")
 

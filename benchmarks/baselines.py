@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--points", type=int, default=3, help="evaluations along each run")
     parser.add_argument("--eval-deals", type=int, default=200)
     parser.add_argument("--pimc-deals", type=int, default=40, help="boards of the pimc reference row (0: none)")
-    parser.add_argument("--out", default="runs/baselines.md", help="the table (default: %(default)s; docs/baselines.md is the published one)")
+    parser.add_argument("--out", default="runs/baselines.md",
+                        help="the table (default: %(default)s; docs/baselines.md is the published one)")
     parser.add_argument("--json", default=None, help="default: --out with .json")
     parser.add_argument("--from-json", nargs="+", default=None,
                         help="write --out again from runs' JSON files (no training); several: runs made side by side, "

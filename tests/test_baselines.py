@@ -149,8 +149,10 @@ def test_rows_are_kept_as_runs_finish_and_the_same_command_resumes(baselines, tm
     assert str(tmp_path) not in data["command"], "the report names the file, not the machine's folder"
 
     trained.clear()
-    monkeypatch.setattr(baselines, "train_and_evaluate",
-                        lambda *a, **k: fake_run(*a, **k) if a[0] != "rllib_ppo" else {**fake_run("ppo", *a[1:]), "algorithm": "rllib_ppo"})
+    def ray_starts_now(algorithm, *rest):
+        return fake_run(algorithm, *rest) if algorithm != "rllib_ppo" else {**fake_run("ppo", *rest), "algorithm": algorithm}
+
+    monkeypatch.setattr(baselines, "train_and_evaluate", ray_starts_now)
     assert baselines.main(argv) == 0
     assert trained == ["ppo"], "only the missing run is trained again (ppo stands in for rllib_ppo here)"
     assert [r["algorithm"] for r in json.loads(out.with_suffix(".json").read_text())["runs"]] == ["ppo", "dmc", "rllib_ppo"]

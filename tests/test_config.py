@@ -144,3 +144,11 @@ def test_an_unknown_algorithm_names_both_and_says_got_once(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, "logging:\n  run_name: a/b\n"))
     assert str(caught.value).count("got 'a/b'") == 1
+
+
+@pytest.mark.parametrize("key", ["checkpoint.dir", "logging.dir"])
+@pytest.mark.parametrize("folder", ["/dev", "/proc/self", "/sys", "/etc/x"])
+def test_system_folders_are_refused_for_a_runs_files(tmp_path, key, folder):
+    with pytest.raises(ConfigError, match=f"{key}: dir '{folder}' is inside the system folder /"):
+        load_config(write(tmp_path, "{}\n"), [f"{key}={folder}"])
+    assert load_config(write(tmp_path, "{}\n"), [f"{key}={tmp_path / 'mine'}"])  # a folder of one's own is taken

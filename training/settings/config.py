@@ -207,6 +207,19 @@ class PretrainConfig(Section):
         return data
 
 
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys", "/etc", "/boot", "/bin", "/sbin", "/lib", "/lib64", "/usr", "/var/run", "/run")
+"""Folders of the operating system: a run never writes into them (nor below them)."""
+
+
+def outside_system_folders(folder: str) -> str:
+    """``folder`` itself, or ``ValueError`` when it is (or lies inside) a folder of the operating system."""
+    resolved = Path(folder).resolve()
+    for system in SYSTEM_FOLDERS:
+        if resolved == Path(system) or Path(system) in resolved.parents:
+            raise ValueError(f"dir {folder!r} is inside the system folder {system}: give a folder of your own (e.g. runs)")
+    return folder
+
+
 class LoggingConfig(Section):
     """Where a run writes: ``<dir>/<run_name>/`` (run_name defaults to the config file's stem)."""
 
@@ -215,6 +228,11 @@ class LoggingConfig(Section):
     csv: bool = True
     tensorboard: bool = True
     progress: bool = True
+
+    @field_validator("dir")
+    @classmethod
+    def _not_a_system_folder(cls, folder: str) -> str:
+        return outside_system_folders(folder)
 
     @field_validator("run_name")
     @classmethod
@@ -244,7 +262,7 @@ class CheckpointConfig(Section):
         resolved, home = Path(folder).resolve(), Path.home().resolve()
         if resolved == resolved.parent or resolved == home or resolved in home.parents:
             raise ValueError("dir must be a folder of its own, not the filesystem root or the home folder (or above it)")
-        return folder
+        return outside_system_folders(folder)
 
 
 class DistributedConfig(Section):

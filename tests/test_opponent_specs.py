@@ -64,3 +64,30 @@ def test_the_vector_env_plays_heuristic_with_the_compiled_heuristic():
         a_obs, a_reward, *_ = compiled.step(actions)
         b_obs, b_reward, *_ = python.step(actions)
         np.testing.assert_array_equal(a_reward, b_reward)
+
+
+class _Returns:
+    """An opponent that answers with what it is given, whatever it was asked."""
+
+    def __init__(self, answer, batched: bool) -> None:
+        self.answer = answer
+        if batched:
+            self.act_batch = lambda obs, masks: self.answer
+        else:
+            self.act = lambda observation: self.answer
+
+
+@pytest.mark.parametrize(("answer", "batched", "words"), [
+    (np.zeros(3, dtype=np.int64), True, r"act_batch returned \(3,\) for \d+ games waiting on it"),
+    (None, True, "act_batch returned None"),
+    (None, False, "act returned None"),
+])
+def test_an_opponent_answering_wrongly_is_named(answer, batched, words):
+    pytest.importorskip("numba")
+    from five_hundred_env.vector import SingleAgentVectorEnv
+
+    env = SingleAgentVectorEnv("australian", 8, opponent=_Returns(answer, batched), learner_seats=(0,), seed=1)
+    with pytest.raises(ValueError, match=words):
+        env.reset(seed=1)
+        for _ in range(8):
+            env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))

@@ -44,6 +44,7 @@ from agents.pretrained import load_pretrained
 from agents.search import PIMCAgent
 from agents.search.pimc import set_spec_resolver
 from agents.split import DecisionSplitAgent
+from five_hundred_env import wrappers
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
@@ -291,6 +292,7 @@ def agent_factory(spec: str) -> AgentFactory:
 
 
 set_spec_resolver(agent_factory)  # PIMCAgent's base and rollout take specs too (it cannot import this module)
+wrappers.set_spec_builder(lambda spec, rules, seed: make_agent(spec, rules, seed))  # and SingleAgentEnv's opponents
 
 
 def _is_trusted_file(text: str) -> bool:

@@ -188,9 +188,11 @@ class DmcConfig(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules of the run (the ``rules`` section as a rules object)."""
         return self.rules.to_rules()
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-able), as the run folder's config.yaml holds it."""
         return self.model_dump(mode="json")
 
 
@@ -483,8 +485,10 @@ def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
     try:
         data = torch.load(run.latest, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged file
-        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({type(e).__name__}: {e})") from None
+    except Exception as e:  # torch raises many types for a damaged file; an unsafe one, pages of text
+        from agents.neural import torch_load_failure
+
+        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
     if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:
         raise ConfigError(f"--resume: {run.latest} is not a DMC training checkpoint (a PPO run's, or a final.pt?)")
     saved, now = data["config"], config.to_dict()

@@ -143,6 +143,7 @@ class ExitConfig(Section):
         return self
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-able), as the run folder's config.yaml holds it."""
         return self.model_dump(mode="json")
 
 

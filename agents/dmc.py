@@ -19,7 +19,9 @@ them with :class:`DMCAgent` and hands every other checkpoint to :func:`agents.ne
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +169,52 @@ def read_dmc_checkpoint(data: dict[str, Any], path: str | Path, rules: Rules | s
     wanted = make_rules(rules) if isinstance(rules, str) else rules
     check_rules(Path(path), trained, wanted)
     return model, wanted
+
+
+def export_dmc_policy(source: str | Path, out: str | Path, dtype: str = "float16", note: str = "") -> dict[str, Any]:
+    """Write ``out``, the *policy file* of a DMC checkpoint (``latest.pt``, ``step_N.pt`` or
+    ``final.pt``): its rules, ``model_spec`` and weights (as ``dtype``, played in float32), and a
+    ``provenance`` dict: the source's file name and sha256, the export time, ``note``, and what
+    made it, ``recipe`` (the run's config) and ``budget`` (its learner steps, deals, training
+    CPU-seconds and wall-clock). Loads as any DMC checkpoint does (:func:`load_checkpoint_agent`);
+    written whole or not at all, never over ``source``."""
+    from agents.policy_files import POLICY_DTYPES
+    from five_hundred_env.files import check_output, write_atomic
+
+    source = Path(source)
+    out = check_output(out, inputs=[source])
+    if dtype not in POLICY_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(POLICY_DTYPES)}, got {dtype!r}")
+    try:
+        data = torch.load(source, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged file
+        raise CheckpointError(f"{source} is not a readable checkpoint: {type(e).__name__}") from None
+    if not isinstance(data, dict) or data.get("format") != DMC_FORMAT:
+        raise CheckpointError(f"{source} is not a DMC checkpoint (format {DMC_FORMAT!r})")
+    model, rules = read_dmc_checkpoint(data, source, None)
+    largest = max(float(t.abs().max()) for t in model.state_dict().values())
+    if largest > torch.finfo(POLICY_DTYPES[dtype]).max:
+        raise ValueError(f"{source}: a weight of {largest:.6g} does not fit {dtype}: export with --dtype float32")
+    counters = data.get("counters", {})
+    provenance = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+                  "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
+                  "recipe": data.get("config", {}),
+                  "budget": {key: counters.get(key) for key in ("global_step", "deals", "cpu_s", "time_s")}}
+    weights = {name: t.to(POLICY_DTYPES[dtype]) if t.is_floating_point() and name != "input_scale" else t
+               for name, t in model.state_dict().items()}
+    payload = {"format": DMC_FORMAT, "kind": "dmc_policy", "rules": rules.to_dict(), "model_spec": model.spec(),
+               "model": weights, "provenance": provenance}
+    write_atomic(out, lambda f: torch.save(payload, f))
+    return provenance
+
+
+def is_dmc_file(path: str | Path) -> bool:
+    """Whether ``path`` is a readable DMC checkpoint or policy file."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # not ours to diagnose here
+        return False
+    return isinstance(data, dict) and data.get("format") == DMC_FORMAT
 
 
 def load_checkpoint_agent(path: str | Path, rules: Rules | str | None = None, seed: int | None = None) -> Agent:

@@ -11,6 +11,8 @@ moments along the way. Algorithms (``--algorithms``):
 * ``ppo``: ``training.algorithms.ppo`` (the default config's PPO, self-play with a snapshot pool and
   random/heuristic opponents, ``network.advice: none``, no warm start);
 * ``dmc``: ``training.algorithms.dmc`` (the defaults of ``configs/dmc_australian.yaml``);
+* ``scratch``: the tabula-rasa recipe, ``configs/scratch_australian.yaml`` (DMC with its curriculum,
+  docs/scratch.md), the preset changed;
 * ``maskable_ppo``: sb3-contrib's ``MaskablePPO`` on ``gymnasium.make("FiveHundred-v1")`` (one
   side against heuristic opponents), its defaults;
 * ``rllib_ppo``: RLlib's PPO on the adapter ``five_hundred_env.integrations.rllib``, set up by
@@ -80,19 +82,21 @@ class PPORun:
 
 
 class DMCRun(PPORun):
-    """``training.algorithms.dmc`` from a random start, a few updates at a time."""
+    """``training.algorithms.dmc`` from a random start, a few updates at a time, with the settings of ``recipe``."""
 
     chunk_updates = 3
+    recipe, name = "dmc_australian.yaml", "dmc"
 
     def __init__(self, preset: str, seed: int, folder: Path) -> None:
         from training.algorithms.dmc import DmcConfig
         from training.settings.config import config_from_dict, load_config
 
-        defaults = load_config(Path(__file__).parent.parent / "configs" / "dmc_australian.yaml", model=DmcConfig).to_dict()
+        defaults = load_config(Path(__file__).parent.parent / "configs" / self.recipe, model=DmcConfig).to_dict()
         defaults.update(seed=seed, rules={"preset": preset, "options": {}})
         defaults["train"]["total_steps"] = 10**12
         defaults["evaluation"].update(interval=0, final_deals=0)
-        defaults["logging"].update(dir=str(folder), run_name=f"dmc_{preset}_{seed}", tensorboard=False, progress=False)
+        defaults["logging"].update(dir=str(folder), run_name=f"{self.name}_{preset}_{seed}", tensorboard=False,
+                                   progress=False)
         self.config = config_from_dict(defaults, model=DmcConfig)  # type: ignore[assignment]
         self.started, self.steps = False, 0
 
@@ -101,6 +105,12 @@ class DMCRun(PPORun):
 
         result = train_dmc(self.config, resume=self.started, stop_after_updates=self.chunk_updates, log=quiet)  # type: ignore[arg-type]
         self.started, self.steps = True, result.global_step
+
+
+class ScratchRun(DMCRun):
+    """The tabula-rasa recipe (``configs/scratch_australian.yaml``: DMC with its curriculum), the preset changed."""
+
+    recipe, name = "scratch_australian.yaml", "scratch"
 
 
 class MaskablePPORun:
@@ -190,7 +200,7 @@ class RLlibPPORun:
         self.algo.stop()
 
 
-RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun, "rllib_ppo": RLlibPPORun}
+RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun, "rllib_ppo": RLlibPPORun, "scratch": ScratchRun}
 
 NOTES = [
     "## What these runs are",
@@ -198,6 +208,8 @@ NOTES = [
     "- **ppo**: `training.algorithms.ppo` with the default config but `network.advice: none`, `num_envs: 32`, `num_steps: 64`,",
     "  no learning-rate annealing and no warm start (self-play, a snapshot pool, random and heuristic opponents).",
     "- **dmc**: `training.algorithms.dmc` with `configs/dmc_australian.yaml`'s settings (docs/dmc.md), the preset changed.",
+    "- **scratch**: the tabula-rasa recipe, `configs/scratch_australian.yaml` (DMC with a curriculum, docs/scratch.md), the",
+    "  preset changed; at these budgets its curriculum has barely begun to fade (it spans 100 M learner steps).",
     "- **maskable_ppo**: sb3-contrib's `MaskablePPO` (`MlpPolicy`, its defaults) on",
     "  `gymnasium.make(\"FiveHundred-v1\", team=0, opponents=heuristic)`: one side against heuristic opponents.",
     "- **rllib_ppo**: RLlib's PPO (new API stack) on `five_hundred_env.integrations.rllib.FiveHundredMultiAgentEnv`,",

@@ -58,11 +58,11 @@ def random_start_score(baselines) -> list[float]:
     return baselines.evaluate("random", "australian", DEALS, SEED)["random"]
 
 
-# PPO learns in the default run; the other three algorithms' runs (about a CPU-minute each with their
+# PPO learns in the default run; the other algorithms' runs (about a CPU-minute each with their
 # evaluations, RLlib's start-up included) under ``-m full``. In the default run DMC's tiny run must beat
 # its random start too (tests/test_dmc.py); MaskablePPO and RLlib's PPO train there without a strength
 # check (tests/test_sb3_vector.py, tests/test_env_wrappers.py, tests/test_rllib.py).
-LONG_RUNS = [pytest.param(name, marks=pytest.mark.full) for name in ("dmc", "maskable_ppo", "rllib_ppo")]
+LONG_RUNS = [pytest.param(name, marks=pytest.mark.full) for name in ("dmc", "scratch", "maskable_ppo", "rllib_ppo")]
 
 
 @pytest.mark.parametrize("algorithm", ["ppo", *LONG_RUNS])

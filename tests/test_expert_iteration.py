@@ -133,8 +133,27 @@ def test_the_regression_fit_leaves_the_advice_where_its_estimate_beats_a_held_ou
     kept = max(reversed(history), key=lambda m: m["gain"] - 2 * m["gain_se"])
     assert history[0]["gain"] == 0 and history[0]["threshold"] == 3.0  # no deviation: the higher threshold
     assert kept["gain"] > 0.35 and kept["threshold"] == 0.5 and model.advice_weight.item() == 0.5
-    with pytest.raises(ValueError, match="advice"):
-        fit(ActorCritic(1399, 80, [16]), _synthetic(40, 5, 1.0), cfg, seed=1, device=torch.device("cpu"), rules=RULES)
+
+
+def test_a_network_without_advice_fitted_by_regression_plays_the_action_of_the_highest_estimate():
+    """No advice input (``network.advice: none``): the logits themselves estimate each action's
+    advantage, and the greedy network takes action 5 where it gains (input 0 set), the data's
+    action 0 elsewhere: every decision its own, nothing to threshold."""
+    data = _synthetic(400, 5, 1.0)
+    offset, (width,) = observation_layout(RULES)["phase"]
+    data["x"][:, 1:offset] = 0
+    data["x"][:, offset + width:] = 0  # no advice columns: the network reads the observation alone
+    data["x"], data["value_x"] = data["x"][:, :1399], data["x"][:, :1399]
+    data["advantages"][:, 5] = np.where(data["x"][:, 0] == 1, 1.0, -1.0)
+    data.pop("spec")
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16])
+    cfg = FitConfig(objective="regression", epochs=8, batch_size=32, learning_rate=1e-2)
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+    assert "threshold" not in history[-1] and max(h["gain"] for h in history) > 0.35
+    with torch.no_grad():
+        greedy = model.masked_logits(torch.from_numpy(data["x"]), torch.from_numpy(data["mask"])).argmax(-1).numpy()
+    assert (greedy == np.where(data["x"][:, 0] == 1, 5, 0)).mean() > 0.9
 
 
 def test_a_per_kind_network_gets_a_threshold_per_fitted_kind_and_never_leaves_the_advice_elsewhere():

@@ -193,3 +193,93 @@ def test_a_tiny_run_of_the_recipe_uses_the_heuristic_only_to_report(tmp_path: Pa
         result = train_dmc(config, log=lambda _: None)
     assert result.global_step >= 24000
     assert "act" in calls  # the guard was live: the reports did play the heuristic
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny run of the recipe (the network small), its folder."""
+    folder = tmp_path_factory.mktemp("scratch_run")
+    overrides = ["train.total_steps=8000", "train.num_envs=16", "train.batch_size=2000", "train.minibatch_size=500",
+                 "curriculum.last_bidder_bids_steps=6000", "curriculum.trick_reward_steps=6000",
+                 "network.hidden_sizes=[32,32]", "evaluation.interval=0", "evaluation.final_deals=0",
+                 f"logging.dir={folder}", "logging.run_name=tiny", "checkpoint.interval=4000"]
+    train_dmc(load_config(RECIPE, overrides, model=DmcConfig), log=lambda _: None)
+    return folder / "tiny"
+
+
+def q_values(agent: object, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    import torch
+
+    with torch.inference_mode():
+        return agent.model.legal_q(torch.from_numpy(obs), torch.from_numpy(masks)).numpy()  # type: ignore[attr-defined]
+
+
+def test_export_writes_a_dmc_policy_file_that_names_its_recipe_and_budget_and_plays_as_its_checkpoint(
+        tiny_run: Path, tmp_path: Path) -> None:
+    from agents.registry import make_agent
+    from training.cli import main
+
+    out = tmp_path / "scratch.pt"
+    assert main(["export", str(tiny_run / "final.pt"), str(out), "--note", "tiny"]) == 0
+    import torch
+
+    data = torch.load(out, weights_only=True)
+    provenance = data["provenance"]
+    assert provenance["note"] == "tiny" and provenance["dtype"] == "float16"
+    assert provenance["recipe"]["curriculum"]["last_bidder_bids_steps"] == 6000  # the recipe that made it
+    assert provenance["budget"]["global_step"] >= 8000 and provenance["budget"]["cpu_s"] > 0
+    assert all(t.dtype == torch.float16 for name, t in data["model"].items() if name != "input_scale")
+    exported, trained = make_agent(str(out), "australian", 0), make_agent(str(tiny_run / "final.pt"), "australian", 0)
+    engine = BatchEngine("australian", 64, seed=2)
+    step = engine.reset(seed=2)
+    for _ in range(60):  # every kind of decision: bids, discards, card play
+        a, b = q_values(exported, step.obs, step.mask), q_values(trained, step.obs, step.mask)
+        legal = step.mask.astype(bool)
+        assert np.allclose(a[legal], b[legal], atol=2e-2)
+        step = engine.step(exported.act_batch(step.obs, step.mask))
+
+
+def test_the_scratch_agent_makes_every_decision_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped network plays every decision kind (bids, discards, card play) with the heuristic made to raise."""
+    import five_hundred_env
+    from agents.pretrained import scratch_presets
+    from agents.registry import make_agent
+
+    assert "australian" in scratch_presets()
+    encoder = ObservationEncoder(make_rules("australian"))
+    phases = ("bidding", "discard", "nominate", "play")
+    kinds: set[str] = set()
+    with heuristic_only_in_evaluation(monkeypatch):
+        agents = [make_agent("scratch", "australian", seat) for seat in range(4)]
+        env = five_hundred_env.env(rules="australian")
+        for deal in range(8):
+            env.reset(seed=deal)
+            for name in env.agent_iter():
+                obs, _, terminated, truncated, _ = env.last()
+                if terminated or truncated:
+                    env.step(None)
+                    continue
+                phase = encoder.decode(obs["observation"])["phase"]
+                if obs["action_mask"].sum() > 1:
+                    kinds.add(phases[int(np.argmax(phase))])
+                env.step(agents[env.possible_agents.index(name)].act(obs))
+    assert {"bidding", "discard", "play"} <= kinds
+
+
+def test_the_scratch_agent_is_a_vector_opponent_and_names_its_recipe() -> None:
+    import torch
+
+    from agents.pretrained import SCRATCH_DIR
+    from agents.vector import vector_env
+
+    env = vector_env("australian", num_envs=8, opponent="scratch", seed=0)
+    env.reset(seed=0)
+    deals = 0
+    for _ in range(200):
+        first_legal = np.argmax(env.action_masks(), axis=1)
+        _, _, terminated, _, _ = env.step(first_legal)
+        deals += int(terminated.sum())
+    assert deals > 8  # the opponents played whole deals
+    provenance = torch.load(SCRATCH_DIR / "australian.pt", weights_only=True)["provenance"]
+    assert provenance["recipe"]["curriculum"]["last_bidder_bids_steps"] > 0
+    assert provenance["budget"]["cpu_s"] > 0 and provenance["budget"]["global_step"] > 0

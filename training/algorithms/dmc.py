@@ -56,6 +56,8 @@ from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
+from training.algorithms.warmstart import learning_line, learning_verdict
+from training.evaluation.policy_evaluation import START, START_NAME, score_ci
 from training.records.runlog import RunLog
 from training.records.runs import (
     CONFIG,
@@ -161,7 +163,10 @@ class DmcEvaluationConfig(Section):
     deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
     final_deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate deals of the final evaluation; 0 = none")
     seed: int = Field(12345, ge=0, le=MAX_SEED)
-    opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
+    opponents: list[Literal["random", "heuristic", "start"]] = Field(
+        default_factory=lambda: ["random", "heuristic"],
+        description="agent specs, or start: the run's own network as it began (start.pt), whose final match "
+                    "gives the run's last line, what it learned")
 
 
 class DmcConfig(Section):
@@ -509,8 +514,10 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
     log(f"resumed {run.run_dir} at step {state.global_step} (update {state.updates})")
 
 
-def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc") -> Any:
-    """A duplicate match of the greedy network (team A) against an agent spec (team B)."""
+def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc",
+             start: Path | None = None) -> Any:
+    """A duplicate match of the greedy network (team A) against an agent spec (team B), or against
+    ``start``: the network of the run's ``start.pt``."""
     from agents.registry import make_agent
     from training.evaluation.evaluate import duplicate_match
     from training.records.runs import preserved_rng
@@ -518,17 +525,23 @@ def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int
     with preserved_rng():
         agent = DMCAgent(rules, seed, model=model)
         agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
-        report = duplicate_match(rules, agent, make_agent(opponent, rules, seed + 1), deals, seed=seed)
+        if opponent == START:
+            if start is None:
+                raise ValueError("the start opponent needs the run's start.pt")
+            other = make_agent(str(start), rules, seed + 1)
+            other.label = START  # type: ignore[attr-defined]  # the name reports give team B
+        else:
+            other = make_agent(opponent, rules, seed + 1)
+        report = duplicate_match(rules, agent, other, deals, seed=seed)
     model.train()
     return report
 
 
-def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, label: str = "dmc") -> dict[str, Any]:
-    from training.algorithms.warmstart import score_ci
-
+def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, start: Path,
+                  label: str = "dmc") -> dict[str, Any]:
     row: dict[str, Any] = {}
     for opponent in config.evaluation.opponents:
-        report = evaluate(model, rules, opponent, deals, config.evaluation.seed, label)
+        report = evaluate(model, rules, opponent, deals, config.evaluation.seed, label, start)
         m, lo, hi = score_ci(report)
         contracts = report.to_dict()["contracts"]["A"]["all"]
         row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi,
@@ -557,8 +570,11 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     saved_config = run.run_dir / "config.yaml"
     run.manifest.add(saved_config, CONFIG)
     saved_config.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    start = run.run_dir / START_NAME
     if resume:
         _resume(state, run, config, log)
+    else:  # the network as it began: the start opponent
+        save_checkpoint_file(run, start, state.payload(rules, config, whole=False))
     runlog = RunLog(run, config.logging, state.global_step if resume else None, log)
     # The games restart on resume, from a seed of the run's seed and the updates done.
     selfplay = SelfPlay(config, rules, model, state.rng, seed=int(np.random.SeedSequence([config.seed, state.updates])
@@ -587,7 +603,7 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
                    "steps_per_s": session_steps / max(time.time() - loop_start, 1e-9), "epsilon": eps, **metrics}
             if ev.deals and ev.interval and state.global_step // ev.interval > previous // ev.interval:
                 eval_start = time.process_time()
-                row.update({k: v for k, v in _eval_columns(model, rules, config, ev.deals).items()
+                row.update({k: v for k, v in _eval_columns(model, rules, config, ev.deals, start).items()
                             if not k.startswith("report_")})
                 state.eval_cpu += time.process_time() - eval_start
             runlog.write(row)
@@ -611,7 +627,8 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
         evaluations = _final_evaluation(model, rules, config, state, run, runlog, final, log)
     finally:
         runlog.close()
-    log(f"trained {session_steps} learner steps ({steps_per_s:.0f}/s); agent: {final}")
+    log(f"trained {session_steps} learner steps in {time.time() - loop_start:.0f} s ({steps_per_s:.0f} learner steps/s); "
+        f"total wall-clock {state.elapsed():.0f} s; agent: {final}")
     return DmcResult(run.run_dir, state.global_step, final, evaluations, steps_per_s)
 
 
@@ -622,7 +639,7 @@ def _final_evaluation(model: QNetwork, rules: Rules, config: DmcConfig, state: D
     if not ev.final_deals:
         return {}
     log(f"final evaluation: {ev.final_deals} duplicate deals against each of {', '.join(ev.opponents)}")
-    columns = _eval_columns(model, rules, config, ev.final_deals, label=final.name)
+    columns = _eval_columns(model, rules, config, ev.final_deals, run.run_dir / START_NAME, label=final.name)
     evaluations = {}
     for opponent in ev.opponents:
         report = columns[f"report_{opponent}"]
@@ -630,6 +647,9 @@ def _final_evaluation(model: QNetwork, rules: Rules, config: DmcConfig, state: D
         log(f"\n== {final} vs {opponent} ==\n{report.format_table()}")
         runlog.write({"kind": "final_eval", "global_step": state.global_step, "update": state.updates,
                       **{k: v for k, v in columns.items() if k.startswith(f"eval_{opponent}_")}})
+    if START in evaluations:
+        evaluations["learning"] = learning_verdict(evaluations[START])
+        log("\n" + learning_line(evaluations["learning"]))
     path = run.run_dir / "final_eval.json"
     run.manifest.add(path)
     path.write_text(json.dumps(evaluations, indent=2))

@@ -9,7 +9,9 @@
 * ``regression`` fits the actor's own logits (before the heuristic's advice) to the candidates'
   advantages, a least-squares estimate of ``A(o, a)``; the greedy network then leaves the
   advised action only where an estimate beats it by more than the advice weight, which the fit
-  chooses among ``fit.thresholds`` on the held-out decisions. Noisy targets average out in a
+  chooses among ``fit.thresholds`` on the held-out decisions. A network without advice
+  (``network.advice: none``) plays the action of the highest estimate: it makes every decision
+  itself, with no heuristic at play time. Noisy targets average out in a
   regression, and the threshold keeps the deviations the held-out data can tell from noise. A
   network with one advice weight per phase (``network.advice_per_kind``) gets one threshold per
   fitted kind, each chosen on that kind's held-out decisions, and never leaves the advice at the
@@ -65,8 +67,6 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     decisions of the kinds not fitted keep the starting network's choice). Only the targets of
     ``cfg.kinds`` are used; at the critic's samples of the other kinds a cross-entropy
     (``cfg.anchor_coef``) keeps the starting network's choice."""
-    if cfg.objective == "regression" and model.advice == "none":
-        raise ValueError("fit.objective: regression needs a network with advice (its threshold is the advice weight)")
     anchors = anchor_rows(data, cfg.kinds, rules)
     data = targets_of_kinds(data, cfg.kinds)
     held = _held_out_mask(data["chunk"], cfg.held_out)
@@ -99,7 +99,7 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     held_kind = data["kind"][held]
 
     def held_metrics() -> dict[str, float]:
-        if cfg.objective != "regression":
+        if cfg.objective != "regression" or model.advice == "none":  # no advice: no threshold to choose
             return held_metrics_at_weight()
         if model.phase_slice is None:
             return _choose_threshold(model, cfg, held_metrics_at_weight)

@@ -230,7 +230,7 @@ def test_config_errors_name_the_key_and_the_override(tmp_path: Path):
         load_exit_config(TINY, ["generation.worlds=0"])
     with pytest.raises(ConfigError, match=r"fit\.epoch: unknown key"):
         load_exit_config(TINY, ["fit.epoch=3"])
-    with pytest.raises(ConfigError, match=r"network\.advice: heuristic, or init_from"):
+    with pytest.raises(ConfigError, match=r"network\.advice: heuristic, init_from, or generation\.base: heuristic"):
         load_exit_config(TINY, ["network.advice=none"])
     config = load_exit_config(TINY, ["iterations=5"])
     assert config.iterations == 5 and config.logging.run_name == "exit_tiny"

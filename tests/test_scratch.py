@@ -283,3 +283,10 @@ def test_the_scratch_agent_is_a_vector_opponent_and_names_its_recipe() -> None:
     provenance = torch.load(SCRATCH_DIR / "australian.pt", weights_only=True)["provenance"]
     assert provenance["recipe"]["curriculum"]["last_bidder_bids_steps"] > 0
     assert provenance["budget"]["cpu_s"] > 0 and provenance["budget"]["global_step"] > 0
+
+
+def test_the_plot_of_a_dmc_run_draws_its_curves(tiny_run: Path, tmp_path: Path) -> None:
+    from training.records.plot import plot_run
+
+    out = plot_run(tiny_run, tmp_path / "curves.png")
+    assert out.is_file() and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000

@@ -27,6 +27,7 @@ AGENT_SPECS = """\
 agents (AGENT_A, AGENT_B; also play --opponents, watch):
   random, heuristic      the builtin players
   pretrained             the shipped network of the rules' preset (no training needed)
+  scratch                the shipped network learned from a random start with no heuristic (australian)
   pimc                   the search agent: perfect-information Monte Carlo over sampled deals
   NAME:key=value,...     an agent built with options, e.g. pimc:worlds=8,bid_worlds=8,kitty_worlds=8,seconds=0.05
                          (pimc: worlds, seconds, rollout, solver_tricks, search, base, min_gain, bid_worlds,

@@ -156,6 +156,31 @@ def test_a_network_without_advice_fitted_by_regression_plays_the_action_of_the_h
     assert (greedy == np.where(data["x"][:, 0] == 1, 5, 0)).mean() > 0.9
 
 
+@pytest.mark.parametrize(("bonus", "takes_five"), [(0.5, False), (0.05, True)])
+def test_a_base_bonus_keeps_the_datas_action_unless_an_estimate_beats_it_by_more(bonus: float, takes_five: bool):
+    """``fit.base_bonus``: the data's own action (0) gets the bonus in the targets, so a network
+    without advice learns to play it and leaves it only where an advantage (here +0.3 where
+    input 0 is set) is larger than the bonus; the held-out gain is measured on the true targets."""
+    data = _synthetic(400, 5, 0.3)
+    offset, (width,) = observation_layout(RULES)["phase"]
+    data["x"][:, 1:offset] = 0
+    data["x"][:, offset + width:] = 0
+    data["x"], data["value_x"] = data["x"][:, :1399], data["x"][:, :1399]
+    data["advantages"][:, 5] = np.where(data["x"][:, 0] == 1, 0.3, -1.0)
+    data.pop("spec")
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16])
+    cfg = FitConfig(objective="regression", epochs=8, batch_size=32, learning_rate=1e-2, selection_z=0.0,
+                    base_bonus={"bid": bonus})
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+    with torch.no_grad():
+        greedy = model.masked_logits(torch.from_numpy(data["x"]), torch.from_numpy(data["mask"])).argmax(-1).numpy()
+    set_rows = data["x"][:, 0] == 1
+    assert (greedy[~set_rows] == 0).mean() > 0.9
+    assert ((greedy[set_rows] == 5).mean() > 0.9) == takes_five
+    assert max(h["gain"] for h in history) < 0.3  # the true advantage, never the bonus
+
+
 def test_a_per_kind_network_gets_a_threshold_per_fitted_kind_and_never_leaves_the_advice_elsewhere():
     """With one advice weight per phase (``network.advice_per_kind``), each fitted kind's threshold
     is chosen on its own held-out decisions: the bids' action 5 gains +1 where input 0 is set (any

@@ -450,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    from agents.command import BotError
     from agents.registry import AgentUnavailableError
     from training.workers.worker_pool import WorkerError
 
@@ -461,7 +462,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         return command(args)
     # ValueError covers training.settings.config.ConfigError and agents.neural.CheckpointError too
-    except (ValueError, OSError, AgentUnavailableError, WorkerError) as e:
+    except (ValueError, OSError, AgentUnavailableError, WorkerError, BotError) as e:
         print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
         return 2
 

@@ -22,6 +22,7 @@ that loads a model takes a while).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import select
@@ -30,6 +31,8 @@ import subprocess
 import time
 import weakref
 from typing import Any
+
+import numpy as np
 
 from agents.base import Agent
 from agents.split import decision_kind
@@ -44,8 +47,6 @@ DEFAULT_STARTUP_S = 30.0
 """Seconds added to the first decision after the bot's process starts."""
 STOP_S = 2.0
 """Seconds a bot has to exit once its standard input is closed, before it is killed."""
-PIPE_CHUNK = 4096
-"""Bytes written at a time once the pipe has room (a pipe takes at least this many at once)."""
 MAX_LINE = 1 << 20
 """A reply longer than this (bytes) is garbage."""
 
@@ -101,6 +102,60 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.stdout.close()
 
 
+class _Template:
+    """The JSON text of a 0/1 vector's layout, written once with every element 0: each call fills
+    the element digits in with one vectorised assignment, and puts the scores (any width) in."""
+
+    def __init__(self, zeros_json: str, size: int, scores: tuple[int, int]) -> None:
+        text = np.frombuffer(zeros_json.encode(), dtype=np.uint8)
+        digits = np.flatnonzero(text == ord("0"))  # the slice names hold no digit: one 0 per element, in order
+        if len(digits) != size:
+            raise AssertionError(f"{len(digits)} digits for {size} elements in {zeros_json[:40]!r}")
+        first, last = scores
+        self.text = text.copy()
+        self.positions = np.concatenate([digits[:first], digits[last:]])
+        self.head, self.tail = digits[first], digits[last - 1] + 1
+
+    def fill(self, digits: np.ndarray, scores: bytes) -> bytes:
+        text = self.text
+        text[self.positions] = digits
+        return text[:self.head].tobytes() + scores + text[self.tail:].tobytes()
+
+
+class ObservationText:
+    """An observation vector as the JSON of the protocol's ``observation`` (its named slices, 2-D
+    ones as lists of rows) and ``vector``, fast: every slice but ``scores`` is 0/1
+    (:mod:`five_hundred_env.observation`), so their digits go into a fixed text in one vectorised
+    step, and only ``scores`` is written number by number. A vector with anything but 0/1
+    elsewhere is written the slow way (json), to the same text."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.layout = [(name, offset, shape) for name, (offset, shape) in observation_layout(rules).items()]
+        self.size = sum(math.prod(shape) for _name, _offset, shape in self.layout)
+        offset, (width,) = observation_layout(rules)["scores"]
+        self.scores = slice(offset, offset + width)
+        self.binary = np.ones(self.size, dtype=bool)
+        self.binary[self.scores] = False
+        zeros = np.zeros(self.size, dtype=np.int8)
+        named, flat = self._slow(zeros)
+        self._named = _Template(named.decode(), self.size, (offset, offset + width))
+        self._flat = _Template(flat.decode(), self.size, (offset, offset + width))
+
+    def _slow(self, vector: np.ndarray) -> tuple[bytes, bytes]:
+        slices = {name: vector[o:o + math.prod(shape)].reshape(shape).tolist() for name, o, shape in self.layout}
+        return json.dumps(slices, separators=(",", ":")).encode(), json.dumps(vector.tolist(), separators=(",", ":")).encode()
+
+    def encode(self, vector: np.ndarray) -> tuple[bytes, bytes]:
+        """``(observation, vector)``: the JSON texts of the named slices and of the flat vector."""
+        vector = np.asarray(vector)
+        digits = vector[self.binary]
+        if ((digits & ~1) != 0).any():  # not the documented 0/1: no shortcut
+            return self._slow(vector)
+        digits = digits.astype(np.uint8) + ord("0")
+        scores = ",".join(str(int(x)) for x in vector[self.scores]).encode()
+        return self._named.fill(digits, scores), self._flat.fill(digits, scores)
+
+
 class CommandAgent(Agent):
     """A child process playing through the JSON-lines protocol (module docstring); one process per
     agent, started at its first message. ``label`` names the bot in errors (the spec as written)."""
@@ -120,7 +175,8 @@ class CommandAgent(Agent):
         self.label = label or f"cmd:{shlex.join(argv)}"
         table = ActionTable(self.rules)
         self._names = [table.to_str(i) for i in range(len(table))]
-        self._layout = [(name, offset, shape) for name, (offset, shape) in observation_layout(self.rules).items()]
+        self._text = ObservationText(self.rules)
+        self._layout = self._text.layout
         self._phase = next(slice(o, o + s[0]) for name, o, s in self._layout if name == "phase")
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: Any = None
@@ -138,6 +194,8 @@ class CommandAgent(Agent):
                                     start_new_session=True)  # Ctrl-C is the match's to handle: it stops the bot
         except OSError as e:
             raise BotError(f"bot {self.label!r} could not start: {e.strerror or e}", self, "dead") from None
+        assert proc.stdin is not None
+        os.set_blocking(proc.stdin.fileno(), False)
         self._proc, self._buffer, self._fresh = proc, b"", True
         self._finalizer = weakref.finalize(self, _stop, proc)
         rules = self.rules
@@ -152,18 +210,21 @@ class CommandAgent(Agent):
             self._finalizer()
         self._proc = self._finalizer = None
 
-    def _send(self, message: dict[str, Any]) -> None:
-        """Write one line, within the time-out (a bot that stops reading fills the pipe: late, not a hang)."""
+    def _send(self, message: dict[str, Any], line: bytes | None = None) -> None:
+        """Write one line (``message``, or ``line`` already encoded), within the time-out: the
+        pipe is non-blocking, so a bot that stops reading is late, not a hang."""
         proc = self._proc or self._start()
         assert proc.stdin is not None
-        data = memoryview(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        data = memoryview(line if line is not None else json.dumps(message, separators=(",", ":")).encode() + b"\n")
         fd = proc.stdin.fileno()
         deadline = time.monotonic() + self.timeout
         try:
             while data:
-                if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
-                    self._fail("late", f"did not read {self._what(message)} within {self.timeout:g} s")
-                data = data[os.write(fd, data[:PIPE_CHUNK]):]
+                try:
+                    data = data[os.write(fd, data):]
+                except BlockingIOError:  # the pipe is full: wait until the bot reads
+                    if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                        self._fail("late", f"did not read {self._what(message)} within {self.timeout:g} s")
         except (BrokenPipeError, ConnectionResetError):
             self._fail("dead", f"died ({self._exit_text()}) before {self._what(message)}")
 
@@ -222,22 +283,17 @@ class CommandAgent(Agent):
         legal = [int(i) for i in mask.nonzero()[0]]
         if not legal:
             raise ValueError("no legal action in the mask: is it this agent's turn?")
-        values = vector.tolist()
-        slices = {}
-        for name, offset, shape in self._layout:
-            if len(shape) == 1:
-                slices[name] = values[offset:offset + shape[0]]
-            else:
-                rows, width = shape
-                slices[name] = [values[offset + r * width:offset + (r + 1) * width] for r in range(rows)]
         self.decision += 1
-        message = {"type": "decision", "deal": self.deal, "decision": self.decision, "seat": self.seat,
-                   "kind": decision_kind(observation, self._phase), "legal_actions": legal,
-                   "legal_names": [self._names[i] for i in legal], "observation": slices, "vector": values}
+        kind = decision_kind(observation, self._phase)
+        message = {"type": "decision", "deal": self.deal, "decision": self.decision, "seat": self.seat, "kind": kind,
+                   "legal_actions": legal}
+        named, flat = self._text.encode(vector)
+        head = json.dumps({**message, "legal_names": [self._names[i] for i in legal]}, separators=(",", ":")).encode()
+        line = head[:-1] + b',"observation":' + named + b',"vector":' + flat + b"}\n"
         if self._proc is None:
             self._start()
         limit = self.timeout + (self.startup if self._fresh else 0.0)
-        self._send(message)
+        self._send(message, line)
         line = self._read_line(time.monotonic() + limit, message)
         self._fresh = False
         try:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agents.base import Agent
-from agents.command import BotError, CommandAgent
+from agents.command import BotError, CommandAgent, ObservationText
 from agents.registry import agent_factory, register_agent, unregister_agent
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import make_rules
@@ -104,7 +104,8 @@ def test_every_message_of_the_protocol_reaches_the_bot(tmp_path):
     for m in decisions:
         assert len(m["vector"]) == encoder.size
         assert set(m["observation"]) == set(encoder.layout)
-        assert np.array_equal(np.asarray(m["observation"]["bids"]), encoder.decode(np.asarray(m["vector"]))["bids"])
+        decoded = encoder.decode(np.asarray(m["vector"], dtype=np.int8))
+        assert all(np.array_equal(np.asarray(m["observation"][name]), part) for name, part in decoded.items())
         assert m["legal_names"] == [start["action_names"][a] for a in m["legal_actions"]]
         assert m["kind"] in ("bid", "discard", "nominate", "play")
     assert [m["decision"] for m in decisions if m["deal"] == 1] == list(range(1, sum(m["deal"] == 1 for m in decisions) + 1))
@@ -112,6 +113,22 @@ def test_every_message_of_the_protocol_reaches_the_bot(tmp_path):
     assert first_deal["seat"] == 0 and first_deal["side"] == 0 and len(first_deal["hand"]) == 10
     ends = [m for m in heard if m["type"] == "deal_end"]
     assert all(len(m["score_change"]) == 2 for m in ends)
+
+
+@pytest.mark.parametrize("preset", ["australian", "five_handed"])
+def test_the_fast_observation_text_is_the_json_of_the_slices_and_the_vector(preset):
+    rules = make_rules(preset)
+    text, encoder = ObservationText(rules), ObservationEncoder(rules)
+    rng = np.random.default_rng(0)
+    offset = encoder.layout["scores"][0]
+    for trial in range(20):
+        vector = rng.integers(0, 2, encoder.size).astype(np.int8)
+        vector[offset:offset + rules.num_sides] = rng.integers(-127, 128, rules.num_sides)
+        if trial == 19:
+            vector[0] = 3  # not 0/1 outside the scores: written the slow way, the same JSON
+        named, flat = text.encode(vector)
+        assert json.loads(flat) == vector.tolist()
+        assert json.loads(named) == {name: part.tolist() for name, part in encoder.decode(vector).items()}
 
 
 LATE = """

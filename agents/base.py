@@ -65,6 +65,7 @@ class Agent(ABC):
         nothing of it and leave this as it is: the play loop then tells them nothing (and costs
         nothing); an agent that overrides it (the ``cmd:`` bots, :mod:`agents.command`) hears of
         every deal's start and end."""
+        return None
 
     def __call__(self, observation: dict[str, Any]) -> int:
         return self.act(observation)

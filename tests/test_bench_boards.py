@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 from importlib import resources
+from typing import ClassVar
 
 import pytest
 
@@ -58,7 +59,7 @@ def test_an_unknown_set_and_too_many_boards_are_refused():
 class Recorder(HeuristicAgent):
     """The heuristic, keeping every hand it is dealt (from the table's deal_start news)."""
 
-    hands: list[tuple[int, tuple[str, ...]]] = []
+    hands: ClassVar[list[tuple[int, tuple[str, ...]]]] = []
 
     def notify(self, event):
         if event["type"] == "deal_start":

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from agent_helpers import FirstLegal, registered
 
-from agents.base import Agent
 from agents.command import BotError, CommandAgent, ObservationText
-from agents.registry import agent_factory, register_agent, unregister_agent
+from agents.registry import agent_factory
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import make_rules
 from training.cli import main
@@ -28,20 +28,10 @@ PYTHON_BOT = ROOT / "examples" / "bots" / "first_legal.py"
 C_BOT = ROOT / "examples" / "bots" / "first_legal.c"
 
 
-class FirstLegal(Agent):
-    """In-process twin of the example bots: the lowest legal action id."""
-
-    name = "first_legal"
-
-    def act(self, observation):
-        return int(np.flatnonzero(observation["action_mask"])[0])
-
-
 @pytest.fixture(autouse=True, scope="module")
 def first_legal_registered():
-    register_agent("test-first-legal", FirstLegal, replace=True)
-    yield
-    unregister_agent("test-first-legal")
+    with registered("test-first-legal", FirstLegal):
+        yield
 
 
 def bot(tmp_path: Path, body: str, name: str = "bot.py") -> str:
@@ -83,10 +73,9 @@ def test_every_message_of_the_protocol_reaches_the_bot(tmp_path):
         """)
     rules = make_rules("australian")
     agent = agent_factory(spec)(rules, 5)
+    from agents import HeuristicAgent
     from agents.play import play_game
     from five_hundred_env.env import raw_env
-
-    from agents import HeuristicAgent
 
     env = raw_env(rules=rules, episode="game", max_deals=2)
     play_game(env, [agent, *(HeuristicAgent(rules, s) for s in (1, 2, 3))], seed=7)

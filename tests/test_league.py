@@ -10,12 +10,11 @@ import json
 
 import numpy as np
 import pytest
+from agent_helpers import FirstLegal, registered
 
-from agents.base import Agent
-from agents.registry import register_agent, unregister_agent
 from training.cli import main
-from training.evaluation.evaluate import duplicate_match
 from training.evaluation import league
+from training.evaluation.evaluate import duplicate_match
 from training.evaluation.league import PairCache, run_league
 from training.evaluation.ratings import ELO, board_outcomes, fit_ratings, league_ratings
 
@@ -63,7 +62,7 @@ def _counts(outcomes, k):
 def test_an_agent_that_wins_every_board_gets_a_finite_rating_above_the_rest():
     outcomes = {(0, 1): np.ones(500), (0, 2): np.ones(500), (1, 2): board_outcomes([5.0] * 300 + [-5.0] * 200)}
     ratings, lo, hi = league_ratings(outcomes, 3, anchor=1, reps=100)
-    assert np.all(np.isfinite(ratings)) and np.all(np.isfinite(lo))
+    assert np.all(np.isfinite(ratings)) and np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
     assert ratings[0] > ratings[1] > ratings[2]
     assert ratings[1] - ratings[2] == pytest.approx(ELO * np.log((300 + 0.5) / (200 + 0.5)), abs=0.5)
 
@@ -87,20 +86,11 @@ def test_ratings_agree_with_every_clear_pairwise_result():
     assert list(np.argsort(-ratings)[:2]) in ([6, 5], [5, 6]) and np.argmin(ratings) == 0
 
 
-class Passer(Agent):
-    """Passes whenever it may, else plays its first legal action: weaker than the heuristic, stronger than random."""
-
-    name = "passer"
-
-    def act(self, observation):
-        return int(np.flatnonzero(observation["action_mask"])[0])
-
-
 @pytest.fixture(autouse=True, scope="module")
 def passer_registered():
-    register_agent("test-passer", Passer, replace=True)
-    yield
-    unregister_agent("test-passer")
+    """``test-passer``: passes whenever it may, else plays its first card (between random and the heuristic)."""
+    with registered("test-passer", FirstLegal):
+        yield
 
 
 @pytest.fixture
@@ -203,7 +193,7 @@ def test_the_command_line_writes_the_table_the_json_and_the_picture(tmp_path, ca
     assert "90 boards (0 from the cache)" in printed.out and "the first 30 boards of bench v1 (two_handed" in printed.out
     data = json.loads(js.read_text())
     assert data["boards"]["bench"] == "v1" and len(data["boards"]["sha256"]) == 64
-    assert [r["agent"] for r in data["ratings"]][0] == "heuristic"
+    assert data["ratings"][0]["agent"] == "heuristic"
     assert all(m["games"]["games"] == 4 for m in data["matches"])
     assert out.read_text().startswith("| rank | agent | rating | 95% interval | vs #1 | vs #2 | vs #3 |")
     assert "%)" in out.read_text()  # games won, where --games

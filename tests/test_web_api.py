@@ -583,7 +583,7 @@ def test_a_request_cannot_seat_a_bot_that_runs_a_command(client, tmp_path):
     another agent's options, for a seat or a hint; nothing is started."""
     marker = tmp_path / "ran"
     bot = f"cmd:touch {marker}"
-    for spec in (bot, f"CMD[timeout=1]:touch {marker}", f"{bot}@play", f"pimc:worlds=2,base={bot}", f"pimc:rollout=cmd:ls"):
+    for spec in (bot, f"CMD[timeout=1]:touch {marker}", f"{bot}@play", f"pimc:worlds=2,base={bot}", "pimc:rollout=cmd:ls"):
         refused(client.post("/api/games", json={"preset": "australian", "agents": ["heuristic", spec, "heuristic", "heuristic"]}),
                 400, "not served to the page")
     game_id = new_game(client)["id"]

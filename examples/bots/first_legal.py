@@ -15,8 +15,7 @@ def main() -> None:
     for line in sys.stdin:
         message = json.loads(line)
         if "legal_actions" in message:  # a decision: answer it, one line, flushed
-            sys.stdout.write('{"action": %d}\n' % message["legal_actions"][0])
-            sys.stdout.flush()
+            print(json.dumps({"action": message["legal_actions"][0]}), flush=True)
         # start, deal_start, deal_end, game_end: nothing to answer
 
 

@@ -248,6 +248,19 @@ class CommandAgent(Agent):
         self.close()
         raise BotError(f"bot {self.label!r} {text}", self, reason)
 
+    def _check_quiet(self, message: dict[str, Any]) -> None:
+        """Before a decision: the bot has written nothing since its last answer (a second line, or
+        an answer to a line that wants none, would be taken for the next answer)."""
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        extra = self._buffer or (os.read(fd, 80) if select.select([fd], [], [], 0)[0] else None)
+        if extra == b"":
+            self._fail("dead", f"died ({self._exit_text()}) before {self._what(message)}")
+        if extra:
+            self._fail("garbage", f"wrote {extra[:80].decode('utf-8', 'replace')!r} unasked, before {self._what(message)}: "
+                       "one line answers each decision, nothing else")
+
     def _read_line(self, deadline: float, message: dict[str, Any]) -> bytes:
         proc = self._proc
         assert proc is not None and proc.stdout is not None
@@ -292,6 +305,7 @@ class CommandAgent(Agent):
         line = head[:-1] + b',"observation":' + named + b',"vector":' + flat + b"}\n"
         if self._proc is None:
             self._start()
+        self._check_quiet(message)
         limit = self.timeout + (self.startup if self._fresh else 0.0)
         self._send(message, line)
         line = self._read_line(time.monotonic() + limit, message)

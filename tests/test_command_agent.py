@@ -138,6 +138,14 @@ GARBAGE = """
         if "legal_actions" in line:
             print("I pass", flush=True)
     """
+CHATTY = """
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "legal_actions" in message:
+            print(json.dumps({"action": message["legal_actions"][0]}), flush=True)
+        if message["type"] == "deal_start":
+            print("hello", flush=True)
+    """
 DEAD = """
     for line in sys.stdin:
         if "legal_actions" in line:
@@ -150,6 +158,7 @@ DEAD = """
     (ILLEGAL, "illegal", "answered the illegal action 999 to decision 1 of deal 1 (seat 0, bid); legal: 0 (PASS)"),
     (GARBAGE, "garbage", "answered 'I pass' to decision 1 of deal 1 (seat 0, bid): expected a line {\"action\": ID}"),
     (DEAD, "dead", "died (exit status 3) at decision 1 of deal 1 (seat 0, bid)"),
+    (CHATTY, "garbage", "'hello"),  # unasked, or taken for the answer if it comes late: garbage either way
 ])
 def test_a_failing_bot_is_a_clear_error_naming_the_bot_and_the_decision(tmp_path, body, reason, words):
     spec = bot(tmp_path, body).replace("cmd:", "cmd[timeout=0.5,startup=20]:", 1)

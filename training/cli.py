@@ -440,7 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     from five_hundred_env.rules import PRESETS
 
     presets = sorted(PRESETS)
-    agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint or an SB3 .zip"
+    agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint, an SB3 .zip or cmd:COMMAND"
     parser = argparse.ArgumentParser(prog="five-hundred", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -198,6 +198,8 @@ def test_forfeit_scores_the_board_as_a_loss_and_goes_on_with_a_fresh_bot(tmp_pat
     assert all(report.board_diffs[i] == reference[i] for i in range(3) if i not in forfeited)
     assert forfeit_points(rules) == 520
     assert report.to_dict()["forfeits"]["A"] == len(forfeited)
+    dead = duplicate_match(rules, bot(tmp_path, DEAD, "dead.py"), "random", 2, seed=3, on_bot_error="forfeit")
+    assert dead.board_diffs == [-520, -520] and dead.forfeits == {"A": 2, "B": 0} and dead.thrown_in == 0
     with pytest.raises(BotError):
         duplicate_match(rules, spec, "random", 3, seed=3)
 

@@ -318,7 +318,7 @@ def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
             else:
                 report.score_b += total
         if r.contract < 0:
-            report.thrown_in += 1
+            report.thrown_in += r.forfeit is None  # a forfeited board was not played out
             continue
         label = r.seats[r.contractor]
         kind = contract_type(r.contract)

@@ -28,7 +28,7 @@ from training.evaluation.league import run_league
 from training.workers.threads import limit_threads
 
 BENCH = "v1"
-DEALS = {"australian": 150, "italian_3p": 100, "french_46": 100, "two_handed": 150, "five_handed": 24, "six_handed": 30}
+DEALS = {"australian": 150, "italian_3p": 100, "french_46": 80, "two_handed": 150, "five_handed": 12, "six_handed": 16}
 """Boards per preset: a whole run stays well under an hour of CPU (the page says what it took)."""
 SEARCH = ("pimc:worlds=8", "pimc")
 

@@ -16,7 +16,7 @@ from training.cli import main
 from training.evaluation import league
 from training.evaluation.evaluate import duplicate_match
 from training.evaluation.league import PairCache, run_league
-from training.evaluation.ratings import ELO, board_outcomes, fit_ratings, league_ratings
+from training.evaluation.ratings import ELO, board_outcomes, fit_ratings, league_points, league_ratings
 
 
 def synthetic_outcomes(true: np.ndarray, boards: int, seed: int) -> dict[tuple[int, int], np.ndarray]:
@@ -67,6 +67,16 @@ def test_an_agent_that_wins_every_board_gets_a_finite_rating_above_the_rest():
     assert ratings[1] - ratings[2] == pytest.approx(ELO * np.log((300 + 0.5) / (200 + 0.5)), abs=0.5)
 
 
+def test_the_points_fit_is_the_pairs_means_when_they_add_up():
+    true = np.array([0.0, 40.0, -300.0, 15.0])
+    rng = np.random.default_rng(3)
+    diffs = {(i, j): true[i] - true[j] + rng.normal(0, 120, 1000) for i, j in itertools.combinations(range(4), 2)}
+    points, lo, hi = league_points(diffs, 4, anchor=0, reps=200)
+    assert np.all(np.abs(points - true) < 8) and np.all((lo <= true) & (true <= hi))
+    exact = {(i, j): np.full(5, true[i] - true[j]) for i, j in itertools.combinations(range(4), 2)}
+    assert np.allclose(league_points(exact, 4, anchor=0, reps=0)[0], true)
+
+
 def test_ratings_agree_with_every_clear_pairwise_result():
     """A league with a known order (each agent a known strength) and noisy boards: wherever a pair's
     share of boards won has a 95% interval clear of a half, the winner is rated above."""
@@ -111,7 +121,8 @@ def test_a_real_league_orders_its_agents_and_agrees_with_duplicate_match(tmp_pat
     assert all(r["ci95"][0] <= r["rating"] <= r["ci95"][1] for r in data["ratings"])
     assert len(data["matches"]) == 3 and data["boards"] == {"seed": 4}
     table = report.format_table()
-    assert table.splitlines()[2].startswith("| 1 | `heuristic` | +0 |")
+    assert table.splitlines()[2].startswith("| 1 | `heuristic` | +0 | [+0, +0] | +0.0 |")
+    assert report.points[report.agents.index("random")] < report.points[report.agents.index("test-passer")] < 0
 
 
 def test_adding_an_agent_plays_only_its_pairs_and_changes_nothing_else(tmp_path, small_ranges):
@@ -195,7 +206,7 @@ def test_the_command_line_writes_the_table_the_json_and_the_picture(tmp_path, ca
     assert data["boards"]["bench"] == "v1" and len(data["boards"]["sha256"]) == 64
     assert data["ratings"][0]["agent"] == "heuristic"
     assert all(m["games"]["games"] == 4 for m in data["matches"])
-    assert out.read_text().startswith("| rank | agent | rating | 95% interval | vs #1 | vs #2 | vs #3 |")
+    assert out.read_text().startswith("| rank | agent | rating | 95% interval | points/deal | vs #1 | vs #2 | vs #3 |")
     assert "%)" in out.read_text()  # games won, where --games
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["league", "heuristic", "--no-cache"]) == 2

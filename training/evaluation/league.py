@@ -38,7 +38,7 @@ from training.evaluation.bench import BoardSet
 from training.evaluation.evaluate import EvaluationReport, check_match, tally_report
 from training.evaluation.evaluate_ranges import BOARDS_PER_JOB, GAMES_PER_JOB, JOB_TIMEOUT_S, RangeJob, play_range
 from training.evaluation.matches import GameResult, PlayResult, agent_or_factory
-from training.evaluation.ratings import BOOTSTRAP_REPS, PRIOR_DRAWS, board_outcomes, league_ratings
+from training.evaluation.ratings import BOOTSTRAP_REPS, PRIOR_DRAWS, board_outcomes, league_points, league_ratings
 from training.workers.distributed import LOCAL, Backend, run_jobs
 
 ANCHOR = "heuristic"
@@ -197,6 +197,10 @@ class LeagueReport:
     ratings: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+    points: np.ndarray
+    """Each agent's points per deal (the additive fit of the pairs' means, :func:`league_points`)."""
+    points_lo: np.ndarray
+    points_hi: np.ndarray
     anchor: str | None
     played_boards: int = 0
     cached_boards: int = 0
@@ -242,8 +246,11 @@ class LeagueReport:
             "boards": ({"bench": self.bench.name, "sha256": self.bench.sha256, "boards": len(self.bench.boards)}
                        if self.bench else {"seed": self.seed}),
             "ratings": [{"rank": rank, "agent": self.agents[i], "rating": number(self.ratings[i]),
-                         "ci95": [number(self.lo[i]), number(self.hi[i])]} for rank, i in enumerate(self.order, 1)],
+                         "ci95": [number(self.lo[i]), number(self.hi[i])], "points": number(self.points[i]),
+                         "points_ci95": [number(self.points_lo[i]), number(self.points_hi[i])]}
+                        for rank, i in enumerate(self.order, 1)],
             "method": {"model": "Bradley-Terry on per-board results (win, draw, loss), Elo scale (400 * log10 odds)",
+                       "points": "least squares of the pairs' mean differences per deal, s_i - s_j",
                        "anchor": self.anchor, "prior_draws": PRIOR_DRAWS, "bootstrap": BOOTSTRAP_REPS},
             "matches": [self.matches[pair].to_dict() for pair in sorted(self.matches)],
             "played_boards": self.played_boards,
@@ -255,10 +262,11 @@ class LeagueReport:
         """The ratings table (Markdown): rank, agent, rating, interval, points per deal against
         each other agent (columns by rank), games won where played; then a line on the boards."""
         names = {i: f"#{rank}" for rank, i in enumerate(self.order, 1)}
-        head = ["rank", "agent", "rating", "95% interval", *(f"vs {names[j]}" for j in self.order)]
+        head = ["rank", "agent", "rating", "95% interval", "points/deal", *(f"vs {names[j]}" for j in self.order)]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for rank, i in enumerate(self.order, 1):
-            cells = [str(rank), f"`{self.agents[i]}`", f"{self.ratings[i]:+.0f}", _interval(self.lo[i], self.hi[i])]
+            cells = [str(rank), f"`{self.agents[i]}`", f"{self.ratings[i]:+.0f}", _interval(self.lo[i], self.hi[i]),
+                     f"{self.points[i]:+.1f}"]
             for j in self.order:
                 if i == j:
                     cells.append("–")
@@ -270,8 +278,9 @@ class LeagueReport:
         anchor = f"{self.anchor} = 0" if self.anchor else "mean rating = 0"
         games = f"; (N%): games to {self.rules.target} won, {self.games} a pair" if self.games else ""
         lines += ["", f"{self.rules.describe()}; {self.boards_text()}; Bradley–Terry ratings on the boards won "
-                      f"(Elo scale, {anchor}; 95% bootstrap intervals); vs #k: points per deal against the agent "
-                      f"ranked k (the pair's duplicate mean){games}."]
+                      f"(Elo scale, {anchor}; 95% bootstrap intervals); points/deal: the agents' points per deal "
+                      f"fitted to the pairs' means (same anchor); vs #k: points per deal against the agent ranked k "
+                      f"(the pair's duplicate mean){games}."]
         return "\n".join(lines)
 
     def format_matches(self) -> str:
@@ -368,8 +377,9 @@ def run_league(rules: Rules | str, agents: Sequence[str], deals: int, seed: int 
     anchor = labels.index(ANCHOR) if ANCHOR in labels else None
     outcomes = {pair: board_outcomes(report.board_diffs) for pair, report in matches.items()}
     ratings, lo, hi = league_ratings(outcomes, len(specs), anchor)
+    points = league_points({pair: np.asarray(report.board_diffs) for pair, report in matches.items()}, len(specs), anchor)
     played = sum(job.stop - job.start for _pair, job in jobs if job.kind == "boards")
-    return LeagueReport(rules, labels, deals, games, seed, board_set, matches, ratings, lo, hi,
+    return LeagueReport(rules, labels, deals, games, seed, board_set, matches, ratings, lo, hi, *points,
                         None if anchor is None else ANCHOR, played_boards=played,
                         cached_boards=len(caches) * deals - played, seconds=time.monotonic() - started, cache=cache)
 

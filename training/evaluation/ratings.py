@@ -9,6 +9,11 @@ each pair), with one anchor held at 0 (the heuristic in a league that has it; ot
 rating is 0), and :data:`PRIOR_DRAWS` virtual drawn boards added to every pair that met, which
 keeps ratings finite when one agent wins every board (random against anyone).
 
+Beside the rating, :func:`league_points` fits each agent's points per deal (the additive model
+``mean difference of i against j ≈ s_i − s_j``, least squares weighted by the boards, the same
+anchor): the scale of the pairwise duplicate means, which a rating on boards won can order
+differently (an agent that wins fewer boards by more points).
+
 The 95% intervals come from the bootstrap over boards: the league's boards are drawn again with
 replacement (the same draw for every pair, since all pairs play the same boards), the ratings
 refitted, and the 2.5% and 97.5% quantiles of each agent's rating taken.
@@ -101,4 +106,48 @@ def league_ratings(outcomes: dict[tuple[int, int], np.ndarray], k: int, anchor: 
     return ratings, lo, hi
 
 
-__all__ = ["BOOTSTRAP_REPS", "ELO", "PRIOR_DRAWS", "board_outcomes", "fit_ratings", "league_ratings"]
+def fit_points(means: np.ndarray, boards: np.ndarray, anchor: int | None = None) -> np.ndarray:
+    """Points per deal of ``K`` agents from the pairs' mean differences ``means[i, j]`` (``i``'s
+    points per deal against ``j``, antisymmetric) over ``boards[i, j]`` boards: the additive model
+    ``means[i, j] ≈ s_i − s_j``, fitted by least squares weighted by the boards, agent ``anchor``
+    at 0 (or the mean at 0)."""
+    means, boards = np.asarray(means, dtype=float), np.asarray(boards, dtype=float)
+    k = len(means)
+    laplacian = -boards.copy()
+    laplacian[np.diag_indices(k)] = boards.sum(axis=1) - np.diag(boards)
+    target = (boards * means).sum(axis=1)
+    free = [i for i in range(k) if i != anchor]
+    s = np.zeros(k)
+    s[free] = np.linalg.lstsq(laplacian[np.ix_(free, free)], target[free], rcond=None)[0]
+    return s if anchor is not None else s - s.mean()
+
+
+def league_points(diffs: dict[tuple[int, int], np.ndarray], k: int, anchor: int | None = None,
+                  reps: int = BOOTSTRAP_REPS, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`fit_points` from each pair's board differences ``diffs[(i, j)]`` (``i`` − ``j``,
+    points per deal), with 95% bootstrap intervals over boards as :func:`league_ratings` draws them:
+    ``(points, lo, hi)``."""
+    means, boards = np.zeros((k, k)), np.zeros((k, k))
+
+    def fill(weights: dict[int, np.ndarray] | None) -> None:
+        for (i, j), d in diffs.items():
+            mean = d.mean() if weights is None else float(d @ weights[len(d)]) / len(d)
+            means[i, j], means[j, i] = mean, -mean
+            boards[i, j] = boards[j, i] = len(d)
+
+    fill(None)
+    points = fit_points(means, boards, anchor)
+    if reps <= 0 or not diffs:
+        return points, np.full(k, np.nan), np.full(k, np.nan)
+    rng = np.random.default_rng(seed)
+    lengths = sorted({len(d) for d in diffs.values()})
+    samples = np.empty((reps, k))
+    for rep in range(reps):
+        fill({n: np.bincount(rng.integers(0, n, n), minlength=n) for n in lengths})
+        samples[rep] = fit_points(means, boards, anchor)
+    lo, hi = np.quantile(samples, [0.025, 0.975], axis=0)
+    return points, lo, hi
+
+
+__all__ = ["BOOTSTRAP_REPS", "ELO", "PRIOR_DRAWS", "board_outcomes", "fit_points", "fit_ratings", "league_points",
+           "league_ratings"]

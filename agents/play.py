@@ -11,10 +11,11 @@ Evaluation, the command line's ``play`` and anything else that seats agents at a
     deal = play_deal(env, seats, seed=0)                   # the finished engine deal
 
 The agents see only their observations (``env.last()``); the finished :class:`Deal` or
-:class:`Game` is returned for the statistics. An agent that overrides :meth:`Agent.notify` is also
-told of each deal's start (its seat, side, hand and the dealer) and end (the contract, whether it
-was made, the score change) and of a game's end; the others are told nothing. ``on_turn`` is called after every action with a
-:class:`Turn` (the command line announces the others' actions from it).
+:class:`Game` is returned for the statistics. ``on_turn`` is called after every action with a
+:class:`Turn` (the command line announces the others' actions from it). An agent that overrides
+:meth:`Agent.notify` is also told of each deal's start (its seat, side, hand and the dealer) and
+end (the contract, whether it was made, the score change) and of a game's end; the others are
+told nothing.
 """
 
 from __future__ import annotations

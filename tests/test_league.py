@@ -15,7 +15,7 @@ from agent_helpers import FirstLegal, registered
 from training.cli import main
 from training.evaluation import league
 from training.evaluation.evaluate import duplicate_match
-from training.evaluation.league import PairCache, run_league
+from training.evaluation.league import PairCache, run_league, spec_identity
 from training.evaluation.ratings import ELO, board_outcomes, fit_ratings, league_points, league_ratings
 
 
@@ -184,6 +184,17 @@ def test_a_changed_checkpoint_is_a_new_agent_for_the_cache(tmp_path):
     assert run_league("two_handed", ["random", str(checkpoint)], 2, cache=cache).played_boards == 0
     write_checkpoint(checkpoint, "two_handed", seed=2)
     assert run_league("two_handed", ["random", str(checkpoint)], 2, cache=cache).played_boards == 2
+
+
+def test_an_edited_bot_is_a_new_agent_for_the_cache(tmp_path):
+    script = tmp_path / "bot.py"
+    script.write_text("print('v1')\n")
+    spec = f"cmd[timeout=3]:python3 {script} --fast"
+    before = spec_identity(spec)
+    assert before["spec"] == spec and set(before["files"]) == {str(script)}
+    script.write_text("print('v2')\n")
+    assert spec_identity(spec) != before
+    assert spec_identity("pimc:worlds=8") == {"spec": "pimc:worlds=8", "files": {}}
 
 
 @pytest.mark.parametrize(("agents", "words"), [

@@ -347,12 +347,13 @@ def run_league(rules: Rules | str, agents: Sequence[str], deals: int, seed: int 
     started = time.monotonic()
     caches: dict[tuple[int, int], PairCache] = {}
     jobs: list[tuple[tuple[int, int], RangeJob]] = []
+    identities = [spec_identity(spec) for spec in specs]  # each checkpoint or bot hashed once
     with _locked(cache):
         for first in range(len(specs)):
             for second in range(first + 1, len(specs)):
                 i, j = sorted((first, second), key=lambda k: specs[k])  # A sorts first: the cache ignores the order given
                 key = {"version": CACHE_VERSION, "rules": rules.to_dict(), "boards": boards_key,
-                       "a": spec_identity(specs[i]), "b": spec_identity(specs[j]), "on_bot_error": on_bot_error}
+                       "a": identities[i], "b": identities[j], "on_bot_error": on_bot_error}
                 digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
                 path = None if cache is None else cache / f"{_slug(specs[i])}--{_slug(specs[j])}-{digest}.jsonl"
                 caches[i, j] = pair = PairCache(path, key, rules)

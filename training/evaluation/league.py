@@ -205,7 +205,6 @@ class LeagueReport:
     played_boards: int = 0
     cached_boards: int = 0
     seconds: float = 0.0
-    cache: Path | None = None
     order: list[int] = field(default_factory=list)
     """The agents' indices by rating, best first."""
 
@@ -382,7 +381,7 @@ def run_league(rules: Rules | str, agents: Sequence[str], deals: int, seed: int 
     played = sum(job.stop - job.start for _pair, job in jobs if job.kind == "boards")
     return LeagueReport(rules, labels, deals, games, seed, board_set, matches, ratings, lo, hi, *points,
                         None if anchor is None else ANCHOR, played_boards=played,
-                        cached_boards=len(caches) * deals - played, seconds=time.monotonic() - started, cache=cache)
+                        cached_boards=len(caches) * deals - played, seconds=time.monotonic() - started)
 
 
 __all__ = ["ANCHOR", "LeagueReport", "PairCache", "run_league", "spec_identity"]

@@ -59,6 +59,14 @@ class Agent(ABC):
     def act(self, observation: dict[str, Any]) -> int:
         """A legal action id for this observation."""
 
+    def notify(self, event: dict[str, Any]) -> None:
+        """What the table tells a seat besides its decisions (:func:`agents.play.play_episode`):
+        ``{"type": "deal_start" | "deal_end" | "game_end", "seat": ..., ...}``. Most agents need
+        nothing of it and leave this as it is: the play loop then tells them nothing (and costs
+        nothing); an agent that overrides it (the ``cmd:`` bots, :mod:`agents.command`) hears of
+        every deal's start and end."""
+        return None
+
     def __call__(self, observation: dict[str, Any]) -> int:
         return self.act(observation)
 

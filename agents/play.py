@@ -12,7 +12,10 @@ Evaluation, the command line's ``play`` and anything else that seats agents at a
 
 The agents see only their observations (``env.last()``); the finished :class:`Deal` or
 :class:`Game` is returned for the statistics. ``on_turn`` is called after every action with a
-:class:`Turn` (the command line announces the others' actions from it).
+:class:`Turn` (the command line announces the others' actions from it). An agent that overrides
+:meth:`Agent.notify` is also told of each deal's start (its seat, side, hand and the dealer) and
+end (the contract, whether it was made, the score change) and of a game's end; the others are
+told nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from five_hundred_env.actions import action_to_str
+from five_hundred_env.cards import card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal, Game, Phase
 from five_hundred_env.env import raw_env
 
@@ -52,6 +57,9 @@ def play_episode(env: raw_env, seats: Sequence[Agent], on_turn: OnTurn | None = 
     if len(seats) != env.rules.num_players:
         raise ValueError(f"{len(seats)} agents for the {env.rules.num_players} seats of {env.rules.preset}")
     seat_of = {name: i for i, name in enumerate(env.possible_agents)}
+    listeners = [(seat, agent) for seat, agent in enumerate(seats) if type(agent).notify is not Agent.notify]
+    if listeners:  # agents that want the table's news (deal starts and ends): told through on_turn
+        on_turn = _TableNews(env, listeners, on_turn)
     for name in env.agent_iter():
         obs, _reward, term, trunc, _info = env.last()
         if term or trunc:
@@ -68,6 +76,55 @@ def play_episode(env: raw_env, seats: Sequence[Agent], on_turn: OnTurn | None = 
         on_turn(Turn(seat, int(action), phase, deal, obs))
     assert env.game is not None
     return env.game
+
+
+class _TableNews:
+    """An ``on_turn`` that tells the listening seats (:meth:`Agent.notify`) of each deal's start
+    and end and of the game's end, then calls the ``on_turn`` it wraps. Made as the episode starts,
+    it tells the first deal's start at once."""
+
+    def __init__(self, env: raw_env, listeners: list[tuple[int, Agent]], inner: OnTurn | None) -> None:
+        self.env, self.listeners, self.inner = env, listeners, inner
+        self.rules = env.rules
+        self.deals = 0
+        self._deal_start(env.deal)
+
+    def _tell(self, event: dict[str, Any], extra: Callable[[int], dict[str, Any]] | None = None) -> None:
+        for seat, agent in self.listeners:
+            agent.notify({**event, "seat": seat, **(extra(seat) if extra else {})})
+
+    def _scores(self) -> list[int]:
+        game = self.env.game
+        assert game is not None
+        return list(game.scores)
+
+    def _deal_start(self, deal: Deal) -> None:
+        self.deals += 1
+        two = self.rules.two_jokers
+        self._tell({"type": "deal_start", "deal": self.deals, "dealer": deal.dealer, "scores": self._scores()},
+                   lambda seat: {"side": self.rules.side_of(seat),
+                                 "hand": [card_to_str(c, two) for c in mask_to_cards(deal.hands[seat])]})
+
+    def __call__(self, turn: Turn) -> None:
+        if self.inner is not None:
+            self.inner(turn)
+        deal = turn.deal
+        if not deal.is_over:
+            return
+        made = None if deal.thrown_in else deal.contract_made()
+        self._tell({"type": "deal_end", "deal": self.deals, "thrown_in": deal.thrown_in,
+                    "contract": None if deal.thrown_in else action_to_str(deal.contract, self.rules),
+                    "contractor": None if deal.thrown_in else deal.contractor, "made": made,
+                    "score_change": list(deal.score_change or [0] * self.rules.num_sides), "scores": self._scores()})
+        game = self.env.game
+        assert game is not None
+        if self.env.episode != "game":
+            return
+        if game.is_over or game.dealing_stopped:
+            self._tell({"type": "game_end", "deals": self.deals, "winners": list(game.winners),
+                        "scores": self._scores()})
+        else:
+            self._deal_start(game.deal)
 
 
 def _check_episode(env: raw_env, wanted: str) -> None:

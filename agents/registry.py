@@ -17,6 +17,9 @@ A *spec* is what every command and function that takes an agent accepts (``five-
   e.g. ``pimc:worlds=8,seconds=0.05``. A value reads as an int, a float, ``true``/``false``,
   ``none``, or else as the string itself; a keyword the agent's factory does not take is refused,
   naming those it takes;
+* ``cmd:COMMAND`` (or ``cmd[timeout=S,startup=S]:COMMAND``): a bot in any language, COMMAND run
+  as a child process speaking JSON lines (:mod:`agents.command`, docs/protocol.md); everything
+  after ``cmd:`` is the command;
 * ``SPEC@KINDS``, ``KINDS`` a ``+``-joined subset of ``bid``, ``discard``, ``nominate``, ``play``:
   ``SPEC`` makes those decisions and the heuristic all the others
   (:class:`agents.split.DecisionSplitAgent`), e.g. ``pretrained@play`` or ``pimc:worlds=4@play``.
@@ -40,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, RandomAgent, parse_kinds
+from agents.command import command_builder, is_command_spec, parse_command_spec
 from agents.heuristic import HeuristicAgent
 from agents.pretrained import load_pretrained, load_scratch
 from agents.search import PIMCAgent
@@ -288,6 +292,9 @@ def agent_factory(spec: str) -> AgentFactory:
     text = spec.strip()
     if text.lower() in _REGISTRY:
         return _REGISTRY[text.lower()]
+    if is_command_spec(text):  # before everything else: the command may hold any of : @ , =
+        argv, options = parse_command_spec(text)
+        return AgentFactory(text, command_builder(text, argv, parse_options(options, text) if options.strip() else {}))
     if Path(text).expanduser().is_file() or _is_trusted_file(text):
         return AgentFactory(text, _path_builder(text))
     if "@" in text:

@@ -25,6 +25,15 @@ from five_hundred_env.observation import observation_layout
 from five_hundred_env.rules import Rules
 
 
+def decision_kind(observation: dict[str, Any], phase: slice) -> str:
+    """The kind of the decision an observation asks for, read from its ``phase`` slice (``phase``:
+    that slice's place in the vector, from :func:`~five_hundred_env.observation.observation_layout`)."""
+    shown = Phase(int(np.argmax(np.asarray(observation["observation"])[phase])))
+    if shown not in KIND_OF_PHASE:
+        raise ValueError(f"no decision to make: the observation shows the phase {shown.name}")
+    return KIND_OF_PHASE[shown]
+
+
 class DecisionSplitAgent(Agent):
     """``inner`` makes the decisions of ``kinds`` (a subset of :data:`DECISION_KINDS`), ``other``
     (default: a :class:`~agents.heuristic.HeuristicAgent` with the same seed) all the others.
@@ -45,10 +54,7 @@ class DecisionSplitAgent(Agent):
 
     def kind_of(self, observation: dict[str, Any]) -> str:
         """The kind of the decision this observation asks for (from its ``phase`` slice)."""
-        phase = Phase(int(np.argmax(np.asarray(observation["observation"])[self._phase])))
-        if phase not in KIND_OF_PHASE:
-            raise ValueError(f"no decision to make: the observation shows the phase {phase.name}")
-        return KIND_OF_PHASE[phase]
+        return decision_kind(observation, self._phase)
 
     def act(self, observation: dict[str, Any]) -> int:
         agent = self.inner if self.kind_of(observation) in self.kinds else self.other

@@ -27,7 +27,7 @@ import worker_faults
 from process_helpers import as_from_a_terminal
 
 from training.cli import main
-from training.evaluation import evaluate_ranges
+from training.evaluation import evaluate_ranges, league
 from training.evaluation.evaluate import duplicate_match
 from training.settings.config import ConfigError, config_from_dict
 from training.workers.distributed import LOCAL, SHIPPED_PACKAGES, Backend, WorkerError, run_jobs
@@ -223,6 +223,18 @@ def test_a_match_on_ray_gives_the_report_of_one_process(ray_address, monkeypatch
                  "--no-progress", "--ray-address", ray_address]) == 0
     out = capsys.readouterr().out
     assert json.loads(out[out.index("{"):]) == alone
+
+
+def test_a_league_on_ray_or_local_workers_is_the_league_of_one_process(ray_address, monkeypatch, tmp_path):
+    """Every pair's ranges as one batch of jobs, on the benchmark boards (shipped to the cluster
+    with the package): the same matches and ratings as in one process, and each range cached."""
+    monkeypatch.setattr(league, "BOARDS_PER_JOB", 2)
+    args = ("italian_3p", ["heuristic", "random", "heuristic@play"], 5)
+    alone = league.run_league(*args, bench="v1", cache=None).to_dict()
+    for run in ({"workers": 3}, {"backend": Backend("ray", ray_address)}):
+        report = league.run_league(*args, bench="v1", cache=tmp_path / next(iter(run)), **run).to_dict()
+        assert (report["ratings"], report["matches"]) == (alone["ratings"], alone["matches"])
+        assert report["played_boards"] == 15
 
 
 # A Ray worker imports the shipped copy of the code, whose numba cache is cold: its first use of the

@@ -578,6 +578,20 @@ def test_a_checkpoint_given_to_the_server_is_an_agent_and_no_other_file_is():
                 400, "unknown agent")
 
 
+def test_a_request_cannot_seat_a_bot_that_runs_a_command(client, tmp_path):
+    """cmd: specs run a program on the server: the page may not name one, alone, split or inside
+    another agent's options, for a seat or a hint; nothing is started."""
+    marker = tmp_path / "ran"
+    bot = f"cmd:touch {marker}"
+    for spec in (bot, f"CMD[timeout=1]:touch {marker}", f"{bot}@play", f"pimc:worlds=2,base={bot}", "pimc:rollout=cmd:ls"):
+        refused(client.post("/api/games", json={"preset": "australian", "agents": ["heuristic", spec, "heuristic", "heuristic"]}),
+                400, "not served to the page")
+    game_id = new_game(client)["id"]
+    refused(client.post(f"/api/games/{game_id}/hint", json={"agent": bot}), 400, "not served to the page")
+    assert not marker.exists()
+    assert list(client.store.games) == [game_id]
+
+
 def test_the_number_of_games_is_bounded():
     store = GameStore(None, max_games=2, pace=0.0, seeds=random.Random(0))
     with TestClient(create_app(store)) as client:

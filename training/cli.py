@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
-               "train an agent by PPO self-play, export its policy, plot a run.")
+               "rate several in a league, train an agent by PPO self-play, export its policy, plot a run.")
 
 
 AGENT_SPECS = """\
@@ -37,6 +37,8 @@ agents (AGENT_A, AGENT_B; also play --opponents, watch):
                          the heuristic all the others: pretrained@play, pimc:worlds=4@bid+play
   PATH.pt                a checkpoint of five-hundred train (runs/NAME/final.pt) or a policy file of export
   PATH.zip               a model saved by sb3-contrib's MaskablePPO
+  cmd:COMMAND            a bot in any language: COMMAND run as a child process speaking JSON lines
+                         (docs/protocol.md); cmd[timeout=S]:COMMAND sets its seconds per decision
 
 how long, per board (both plays) on one core: heuristic or random about 0.01 s, pretrained
 about 0.03 s, pimc (its defaults, the shipped network as its base) about 0.4 s;
@@ -283,12 +285,74 @@ def _rules_from_args(args: argparse.Namespace) -> Any:
     return make_rules(args.rules, **options)
 
 
+def _league(args: argparse.Namespace) -> int:
+    """Every pair of agents in duplicate on the same boards, and their ratings (training.evaluation.league)."""
+    from agents.registry import agent_factory
+    from five_hundred_env.files import check_output, write_atomic
+    from training.evaluation.league import run_league
+
+    rules = _rules_from_args(args)
+    _check_at_least(args.seed, "--seed", 0)
+    _check_at_least(args.deals, "--deals", 1)
+    _check_at_least(args.games, "--games", 0)
+    _check_workers(args.workers, args.ray_address)
+    backend = _backend(args)
+    outputs = {option: check_output(value, option, inputs=args.agents) for option, value in
+               (("--json", args.json), ("--out", args.out), ("--plot", args.plot)) if value not in (None, "-")}
+    for spec in args.agents:
+        agent_factory(spec)(rules, 0)  # fail fast on a bad spec, before any deal is played
+    cache = None if args.no_cache else Path(args.cache)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    bar: Any = None
+
+    def plan(to_play: int, cached: int) -> None:
+        nonlocal bar
+        where = "no cache" if cache is None else f"cache {cache}"
+        print(f"league of {len(args.agents)} agents, {len(args.agents) * (len(args.agents) - 1) // 2} pairs: "
+              f"{to_play:,} boards and games to play, {cached:,} from the {where}", file=sys.stderr)
+        if progress and to_play:
+            from tqdm import tqdm
+
+            bar = tqdm(total=to_play, desc="league", unit="board")
+
+    try:
+        report = run_league(rules, args.agents, args.deals, seed=args.seed, games=args.games, bench=args.bench,
+                            workers=args.workers or 1, backend=backend, cache=cache, on_bot_error=args.on_bot_error,
+                            on_plan=plan, on_progress=(lambda n: bar.update(n)) if progress else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    table = report.format_table()
+    print(table)
+    print()
+    print(report.format_matches())
+    print(f"played {report.played_boards:,} boards ({report.cached_boards:,} from the cache) in {report.seconds:.0f} s")
+    text = json.dumps(report.to_dict(), indent=2) + "\n"
+    if args.json == "-":
+        sys.stdout.write(text)
+    writes = [("--json", lambda f: f.write(text.encode())), ("--out", lambda f: f.write((table + "\n").encode()))]
+    for option, write in writes:
+        if option in outputs:
+            write_atomic(outputs[option], write)
+            print(f"wrote {outputs[option]}")
+    if "--plot" in outputs:
+        report.plot(outputs["--plot"])
+        print(f"wrote {outputs['--plot']}")
+    return 0
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    """The backend of --ray-address (local processes without it)."""
+    from training.workers.distributed import LOCAL, Backend
+
+    return LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     """Duplicate match between two agents (training.evaluation.evaluate); prints a table, optionally writes JSON."""
     from agents.registry import agent_factory
     from five_hundred_env.files import check_output, write_atomic
     from training.evaluation.evaluate import duplicate_match
-    from training.workers.distributed import LOCAL, Backend
 
     rules = _rules_from_args(args)
     _check_at_least(args.seed, "--seed", 0)
@@ -297,7 +361,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.games < 0:
         raise ValueError(f"--games must be 0 or more, got {args.games}")
     _check_workers(args.workers, args.ray_address)
-    backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
+    backend = _backend(args)
     writes_json = args.json is not None and args.json != "-"
     json_path = check_output(args.json, "--json", inputs=[args.agent_a, args.agent_b]) if writes_json else None
     factory_a, factory_b = agent_factory(args.agent_a), agent_factory(args.agent_b)
@@ -305,7 +369,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     # The specs, not their factories, go to the workers: each builds its agents from the registry.
     report = duplicate_match(rules, args.agent_a, args.agent_b, args.deals, seed=args.seed, games=args.games,
-                             progress=progress, workers=args.workers or 1, backend=backend)
+                             progress=progress, workers=args.workers or 1, backend=backend, bench=args.bench,
+                             on_bot_error=args.on_bot_error)
     print(report.format_table())
     text = json.dumps(report.to_dict(), indent=2) + "\n"
     if args.json == "-":
@@ -375,12 +440,24 @@ def _add_distributed_arguments(parser: argparse.ArgumentParser, workers_help: st
                              "needs the ray extra): see docs/distributed.md")
 
 
+def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    from training.evaluation.bench import BENCH_SETS
+    from training.evaluation.matches import ON_BOT_ERROR
+
+    parser.add_argument("--bench", choices=BENCH_SETS, default=None,
+                        help="play the first --deals boards of this published benchmark set (and its seed) instead of "
+                             "boards dealt from --seed: docs/evaluation.md")
+    parser.add_argument("--on-bot-error", choices=ON_BOT_ERROR, default="raise",
+                        help="a cmd: bot that answers late, illegally or garbage, or dies: stop with the error (raise, "
+                             "the default) or score that board as its side's loss (forfeit)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The five-hundred argument parser, every subcommand with its function in ``func``."""
     from five_hundred_env.rules import PRESETS
 
     presets = sorted(PRESETS)
-    agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint or an SB3 .zip"
+    agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint, an SB3 .zip or cmd:COMMAND"
     parser = argparse.ArgumentParser(prog="five-hundred", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -430,8 +507,27 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: when standard error is a terminal)")
+    _add_match_arguments(evaluate)
     _add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
     evaluate.set_defaults(func=_evaluate)
+    league = sub.add_parser("league", help="every pair of agents in duplicate on the same boards, and a rating for each",
+                            epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    league.add_argument("agents", nargs="+", metavar="AGENT", help=f"two or more agents: {agent_help}")
+    _add_rules_arguments(league, presets)
+    league.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) per pair (default 1000)")
+    league.add_argument("--games", type=int, default=0, help="also play this many games to 500 per pair (default 0)")
+    league.add_argument("--seed", type=int, default=0, help="the seed the boards are dealt from (not with --bench)")
+    _add_match_arguments(league)
+    league.add_argument("--json", metavar="PATH", help="write the ratings and every match as JSON ('-' for standard output)")
+    league.add_argument("--out", metavar="TABLE.md", help="write the ratings table (Markdown)")
+    league.add_argument("--plot", metavar="PNG", help="draw the ratings with their intervals")
+    league.add_argument("--cache", metavar="DIR", default="league-cache",
+                        help="keep each pair's played boards here, to resume and to add agents (default league-cache)")
+    league.add_argument("--no-cache", action="store_true", help="play everything, keep nothing")
+    league.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress bar (default: when standard error is a terminal)")
+    _add_distributed_arguments(league, "worker processes playing the pairs' boards (default 1: this process)")
+    league.set_defaults(func=_league)
     play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
     _add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
@@ -467,6 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    from agents.command import BotError
     from agents.registry import AgentUnavailableError
     from training.workers.worker_pool import WorkerError
 
@@ -478,7 +575,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         return command(args)
     # ValueError covers training.settings.config.ConfigError and agents.neural.CheckpointError too
-    except (ValueError, OSError, AgentUnavailableError, WorkerError) as e:
+    except (ValueError, OSError, AgentUnavailableError, WorkerError, BotError) as e:
         print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
         return 2
 

@@ -36,8 +36,10 @@ from agents.base import Agent
 from five_hundred_env.actions import OPEN_MISERE
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.scoring import CONTRACT_TYPES, contract_type
+from training.evaluation.bench import BoardSet, load_bench
 from training.evaluation.evaluate_ranges import play_in_ranges
 from training.evaluation.matches import (  # the plays of a match: boards, seats, results (re-exported)
+    ON_BOT_ERROR,
     SIDES,
     AgentLike,
     BoardDeal,
@@ -86,6 +88,10 @@ class EvaluationReport:
     game_wins_a: float = 0.0
     games_undecided: int = 0
     game_deals: int = 0
+    bench: BoardSet | None = None
+    """The benchmark set the boards came from (``None``: dealt from ``seed``)."""
+    forfeits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIDES, 0))
+    """Boards each side forfeited (a ``cmd:`` bot failed, ``on_bot_error="forfeit"``)."""
 
     @property
     def score_diff(self) -> tuple[float, float, float, float]:
@@ -127,6 +133,9 @@ class EvaluationReport:
             "thrown_in": self.thrown_in,
             "contracts": contracts,
             "games": None,
+            "bench": None if self.bench is None else {"set": self.bench.name, "sha256": self.bench.sha256,
+                                                      "boards": len(self.bench.boards)},
+            "forfeits": dict(self.forfeits),
         }
         if self.games:
             lo_w, hi_w = wilson_ci95(self.game_wins_a, self.games)
@@ -141,9 +150,10 @@ class EvaluationReport:
         """A short text table for the terminal."""
         d = self.to_dict()
         sd = d["score_diff_per_deal"]
+        boards = f"seed {self.seed}" if self.bench is None else f"the first {self.deals} of {self.bench.describe()}"
         lines = [
             f"{self.agent_a} (A) vs {self.agent_b} (B) — {self.rules.describe()}, {self.deals} duplicate deals "
-            f"({self.plays} plays), seed {self.seed}",
+            f"({self.plays} plays), {boards}",
             f"score difference per deal (A − B): {_fmt(sd['mean'])}  95% CI [{_fmt(sd['ci95'][0])}, {_fmt(sd['ci95'][1])}]",
             f"seats: {layout_text(self.rules)}",
             f"score per deal: A {d['score_per_deal']['A']:.1f}, B {d['score_per_deal']['B']:.1f}; thrown in "
@@ -160,6 +170,8 @@ class EvaluationReport:
             lines.append(row)
         lines.append("(share of deals bid: " + ", ".join(
             f"{side} {100 * d['contracts'][side]['all']['share_of_deals']:.1f}%" for side in SIDES) + ")")
+        if any(self.forfeits.values()):
+            lines.append("boards forfeited (a bot failed): " + ", ".join(f"{side} {n}" for side, n in self.forfeits.items()))
         if d["games"]:
             g = d["games"]
             lines.append("")
@@ -217,41 +229,72 @@ def _name(spec: AgentLike) -> str:
 
 
 def duplicate_match(rules: Rules | str, agent_a: AgentLike, agent_b: AgentLike, deals: int, seed: int = 0, games: int = 0,
-                    progress: bool = False, workers: int = 1, backend: Backend = LOCAL) -> EvaluationReport:
+                    progress: bool = False, workers: int = 1, backend: Backend = LOCAL, bench: str | None = None,
+                    on_bot_error: str = "raise") -> EvaluationReport:
     """Play ``agent_a`` against ``agent_b`` over ``deals`` duplicate boards (and ``games`` games to 500).
 
     ``rules`` is a preset name or a :class:`Rules`; each agent is an :class:`Agent` (shared by the
     seats it takes; it must not keep per-seat state), a factory ``f(rules, seed) -> Agent`` or a
     spec (``"heuristic"``, a checkpoint path). With ``workers`` above 1 or the Ray ``backend`` the
     match is split over workers (the agents must then be picklable: a spec, a class or a
-    module-level factory) with exactly the same report. Everything is reproducible from ``seed``.
+    module-level factory) with exactly the same report. Everything is reproducible from ``seed``;
+    with ``bench`` (a benchmark set, ``"v1"``: :mod:`training.evaluation.bench`) the boards are the
+    set's first ``deals`` and the seed is the set's. ``on_bot_error="forfeit"`` scores a board on
+    which a ``cmd:`` bot fails as its side's loss instead of stopping.
     See the module docstring for the method.
     """
     rules = make_rules(rules) if isinstance(rules, str) else rules
+    board_set = check_match(rules, deals, games, workers, bench, on_bot_error)
+    if board_set is not None:
+        seed = board_set.seed
+    if workers == 1 and backend.kind == "local":
+        seats = Seats(rules, agent_a, agent_b, seed)
+        boards = _progress_bar(deals, progress, "deals", board_results(
+            rules, agent_a, agent_b, seed, 0, deals, seats, board_set.boards if board_set else None, on_bot_error))
+        played: Iterable[GameResult] = _progress_bar(games, progress, "games", game_results(
+            rules, agent_a, agent_b, seed, 0, games, seats, on_bot_error)) if games else ()
+    else:
+        bar = _progress_bar(deals + games, progress, "deals and games")
+        try:
+            boards, played = play_in_ranges(rules, agent_a, agent_b, seed, deals, games, workers, backend,
+                                            on_progress=bar.update if bar else None, bench=bench,
+                                            on_bot_error=on_bot_error)
+        finally:
+            if bar:
+                bar.close()
+    return tally_report(rules, _name(agent_a), _name(agent_b), seed, boards, played, board_set)
+
+
+def check_match(rules: Rules, deals: int, games: int, workers: int, bench: str | None,
+                on_bot_error: str) -> BoardSet | None:
+    """Refuse a match's bad settings (a ``ValueError`` naming the setting); the benchmark set's
+    boards for the rules, if ``bench`` names one."""
     if not isinstance(deals, int) or deals < 0:
         raise ValueError(f"deals must be a whole number >= 0, got {deals!r}")
     if not isinstance(games, int) or games < 0:
         raise ValueError(f"games must be a whole number >= 0, got {games!r}")
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
-    report = EvaluationReport(rules, _name(agent_a), _name(agent_b), deals, seed)
-    if workers == 1 and backend.kind == "local":
-        seats = Seats(rules, agent_a, agent_b, seed)
-        boards = _progress_bar(deals, progress, "deals", board_results(rules, agent_a, agent_b, seed, 0, deals, seats))
-        played: Iterable[GameResult] = _progress_bar(games, progress, "games", game_results(
-            rules, agent_a, agent_b, seed, 0, games, seats)) if games else ()
-    else:
-        bar = _progress_bar(deals + games, progress, "deals and games")
-        try:
-            boards, played = play_in_ranges(rules, agent_a, agent_b, seed, deals, games, workers, backend,
-                                            on_progress=bar.update if bar else None)
-        finally:
-            if bar:
-                bar.close()
+    if on_bot_error not in ON_BOT_ERROR:
+        raise ValueError(f"on_bot_error must be one of {', '.join(ON_BOT_ERROR)}, got {on_bot_error!r}")
+    if bench is None:
+        return None
+    board_set = load_bench(bench, rules)
+    if deals > len(board_set.boards):
+        raise ValueError(f"{board_set.describe()} has {len(board_set.boards):,} boards: {deals:,} asked for")
+    return board_set
+
+
+def tally_report(rules: Rules, agent_a: str, agent_b: str, seed: int, boards: Iterable[list[PlayResult]],
+                 games: Iterable[GameResult] = (), bench: BoardSet | None = None) -> EvaluationReport:
+    """The report of a match from its boards' plays and its games' results, in order (how
+    :func:`duplicate_match` and the league, from its cache, make theirs)."""
+    report = EvaluationReport(rules, agent_a, agent_b, 0, seed, bench=bench)
     for results in boards:
         _tally(report, results)
-    for game in played:
+    for game in games:
         _tally_game(report, game)
+    report.deals = len(report.board_diffs)
     return report
 
 
@@ -259,6 +302,8 @@ def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
     rules = report.rules
     n = rules.num_players
     diffs = []
+    if results[0].forfeit:
+        report.forfeits[results[0].forfeit] += 1
     for r in results:
         d = r.diff
         diffs.append(d)
@@ -273,7 +318,7 @@ def _tally(report: EvaluationReport, results: list[PlayResult]) -> None:
             else:
                 report.score_b += total
         if r.contract < 0:
-            report.thrown_in += 1
+            report.thrown_in += r.forfeit is None  # a forfeited board was not played out
             continue
         label = r.seats[r.contractor]
         kind = contract_type(r.contract)
@@ -315,5 +360,6 @@ __all__ = [
     "play_board",
     "seat_layouts",
     "t_quantile_975",
+    "tally_report",
     "wilson_ci95",
 ]

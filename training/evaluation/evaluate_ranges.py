@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from five_hundred_env.rules import Rules
+from training.evaluation.bench import load_bench
 from training.evaluation.matches import AgentLike, GameResult, PlayResult, board_results, game_results
 from training.workers.distributed import Backend, run_jobs
 
@@ -26,7 +27,8 @@ JOB_TIMEOUT_S = 3600.0
 
 @dataclass(frozen=True)
 class RangeJob:
-    """A unit of work: boards (or games) ``start`` to ``stop`` (excluded) of the match of ``seed``."""
+    """A unit of work: boards (or games) ``start`` to ``stop`` (excluded) of the match of ``seed``
+    (on the boards of the benchmark set ``bench``, :mod:`training.evaluation.bench`, when given)."""
 
     rules: Rules
     agent_a: AgentLike
@@ -35,29 +37,37 @@ class RangeJob:
     kind: Literal["boards", "games"]
     start: int
     stop: int
+    bench: str | None = None
+    on_bot_error: str = "raise"
 
 
-def split(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, deals: int, games: int) -> list[RangeJob]:
+def split(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, deals: int, games: int,
+          bench: str | None = None, on_bot_error: str = "raise") -> list[RangeJob]:
     """The match's boards in ranges of :data:`BOARDS_PER_JOB`, then its games in ranges of :data:`GAMES_PER_JOB`."""
-    return [RangeJob(rules, agent_a, agent_b, seed, kind, lo, min(lo + size, total))
+    return [RangeJob(rules, agent_a, agent_b, seed, kind, lo, min(lo + size, total), bench, on_bot_error)
             for kind, total, size in (("boards", deals, BOARDS_PER_JOB), ("games", games, GAMES_PER_JOB))
             for lo in range(0, total, size)]
 
 
 def play_range(job: RangeJob) -> list[Any]:
     """Play one range (in a worker): its boards' plays, or its games' results, in order."""
-    results = board_results if job.kind == "boards" else game_results
-    return list(results(job.rules, job.agent_a, job.agent_b, job.seed, job.start, job.stop))
+    if job.kind == "games":
+        return list(game_results(job.rules, job.agent_a, job.agent_b, job.seed, job.start, job.stop,
+                                 on_bot_error=job.on_bot_error))
+    boards = load_bench(job.bench, job.rules).boards if job.bench else None
+    return list(board_results(job.rules, job.agent_a, job.agent_b, job.seed, job.start, job.stop, boards=boards,
+                              on_bot_error=job.on_bot_error))
 
 
 def play_in_ranges(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, deals: int, games: int,
                    workers: int, backend: Backend, on_progress: Callable[[int], None] | None = None,
+                   bench: str | None = None, on_bot_error: str = "raise",
                    ) -> tuple[list[list[PlayResult]], list[GameResult]]:
     """The plays of the match's ``deals`` boards (one list per board) and the results of its
     ``games`` games, in order, played in ranges on ``backend`` (``workers`` local processes, or
     Ray tasks); ``on_progress(n)`` is called as a range of ``n`` boards or games finishes. The
     agents must be picklable (a spec string, a class or a module-level factory, or an instance)."""
-    jobs = split(rules, agent_a, agent_b, seed, deals, games)
+    jobs = split(rules, agent_a, agent_b, seed, deals, games, bench, on_bot_error)
     parts = run_jobs(play_range, jobs, workers, JOB_TIMEOUT_S, backend=backend,
                      on_done=(lambda i: on_progress(jobs[i].stop - jobs[i].start)) if on_progress else None)
     ranges = list(zip(jobs, parts, strict=True))

@@ -16,7 +16,9 @@ from itertools import islice
 from typing import Any
 
 from agents.base import Agent
+from agents.command import BotError
 from agents.play import play_deal, play_game
+from five_hundred_env.actions import OPEN_MISERE, bid_value
 from five_hundred_env.cards import card_to_str, mask_to_cards
 from five_hundred_env.engine import Deal
 from five_hundred_env.env import raw_env
@@ -70,6 +72,9 @@ class PlayResult:
     contract: int = -1
     contractor: int = -1
     made: bool = False
+    forfeit: str | None = None
+    """``"A"`` or ``"B"``: the side whose ``cmd:`` bot failed on this board (``on_bot_error="forfeit"``);
+    the board is then scored as that side's loss of :func:`forfeit_points` in each of its plays."""
 
     @property
     def diff(self) -> float:
@@ -128,17 +133,56 @@ class Seats:
         return players
 
 
+ON_BOT_ERROR = ("raise", "forfeit")
+"""What a match does when a ``cmd:`` bot fails (:class:`agents.command.BotError`): stop with the
+error, or score the board as a loss for the bot's side and go on with the next."""
+
+
+def forfeit_points(rules: Rules) -> int:
+    """What a forfeited board costs its side per play: the value of the preset's highest bid (520
+    in the Avondale table), the most any contract is worth."""
+    return max(bid_value(bid, rules.misere_value) for bid in range(1, OPEN_MISERE + 1))
+
+
+def _forfeited(rules: Rules, seats: Seats, error: BotError) -> list[PlayResult]:
+    """The plays of a board forfeited by the side whose agent raised ``error``."""
+    label = next((lbl for (lbl, _seat), agent in seats.agents.items() if agent is error.agent), None)
+    if label is None:  # not one of this match's agents (one agent inside another): nobody to blame
+        raise error
+    side_of_seat = tuple(rules.side_of(s) for s in range(rules.num_players))
+    results = []
+    for layout in seat_layouts(rules):
+        change = [0] * rules.num_sides
+        for seat, who in enumerate(layout):
+            if who == label:
+                change[side_of_seat[seat]] = -forfeit_points(rules)
+        results.append(PlayResult(layout, change, side_of_seat, forfeit=label))
+    return results
+
+
 def play_board(
     env: raw_env, deal: BoardDeal, agent_a: AgentLike, agent_b: AgentLike, seed: int = 0,
-    seats: Seats | None = None,
+    seats: Seats | None = None, on_bot_error: str = "raise",
 ) -> list[PlayResult]:
     """Play one board: the deal once for every seat layout of :func:`seat_layouts`.
 
     Every play reseeds the agents from the same ``seed``, so identical deterministic agents play
-    each layout identically and the board's difference is exactly zero.
+    each layout identically and the board's difference is exactly zero. A ``cmd:`` bot that
+    fails raises its :class:`~agents.command.BotError`, or with ``on_bot_error="forfeit"`` the
+    board is its side's loss (:func:`forfeit_points` a play).
     """
     rules = env.rules
     seats = seats or Seats(rules, agent_a, agent_b, seed)
+    try:
+        return _play_layouts(env, deal, seats, seed)
+    except BotError as e:
+        if on_bot_error != "forfeit":
+            raise
+        return _forfeited(rules, seats, e)
+
+
+def _play_layouts(env: raw_env, deal: BoardDeal, seats: Seats, seed: int) -> list[PlayResult]:
+    rules = env.rules
     side_of_seat = tuple(rules.side_of(s) for s in range(rules.num_players))
     results = []
     for layout in seat_layouts(rules):
@@ -153,14 +197,18 @@ def play_board(
 
 
 def board_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
-                  seats: Seats | None = None) -> Iterator[list[PlayResult]]:
+                  seats: Seats | None = None, boards: Sequence[BoardDeal] | None = None,
+                  on_bot_error: str = "raise") -> Iterator[list[PlayResult]]:
     """The plays of boards ``start`` to ``stop`` (excluded) of the match of ``seed``, one list per
     board, as :func:`training.evaluation.evaluate.duplicate_match` plays them (``seats``: the match's agents,
-    else built here)."""
+    else built here). The deals are dealt from ``seed``, or taken from ``boards`` (a benchmark
+    set's, :mod:`training.evaluation.bench`); board ``i`` is played with seed ``seed · 1,000,003 + i``
+    either way."""
     seats = seats or Seats(rules, agent_a, agent_b, seed)
     env = raw_env(rules=rules, episode="deal")
-    for i, deal in enumerate(islice(board_deals(rules, stop, seed), start, None), start):
-        yield play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats)
+    deals = islice(board_deals(rules, stop, seed), start, None) if boards is None else boards[start:stop]
+    for i, deal in enumerate(deals, start):
+        yield play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats, on_bot_error=on_bot_error)
 
 
 @dataclass(frozen=True)
@@ -175,9 +223,10 @@ class GameResult:
 
 
 def game_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int, start: int, stop: int,
-                 seats: Seats | None = None) -> Iterator[GameResult]:
+                 seats: Seats | None = None, on_bot_error: str = "raise") -> Iterator[GameResult]:
     """Games ``start`` to ``stop`` (excluded) to 500 of the match of ``seed``; the layouts of
-    :func:`seat_layouts` alternate over games of one seed."""
+    :func:`seat_layouts` alternate over games of one seed. With ``on_bot_error="forfeit"`` a game
+    in which a ``cmd:`` bot fails is won by the other agent's sides."""
     seats = seats or Seats(rules, agent_a, agent_b, seed)
     layouts = seat_layouts(rules)
     if not rules.has_partners:
@@ -186,12 +235,21 @@ def game_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: int
     for g in range(start, stop):
         layout = layouts[g % len(layouts)]
         game_seed = seed * 1_000_003 + 500_000 + g // len(layouts)
-        game = play_game(env, seats.players(layout, game_seed), seed=game_seed)
+        try:
+            game = play_game(env, seats.players(layout, game_seed), seed=game_seed)
+        except BotError as e:
+            if on_bot_error != "forfeit":
+                raise
+            loser = _forfeited(rules, seats, e)[0].forfeit
+            winners = sorted({rules.side_of(s) for s, who in enumerate(layout) if who != loser})
+            yield GameResult(layout, len(env.game.deals) if env.game else 0, True, tuple(winners))
+            continue
         yield GameResult(layout, len(game.deals), game.is_over, tuple(game.winners or ()))
 
 
 __all__ = [
     "MAX_GAME_DEALS",
+    "ON_BOT_ERROR",
     "SIDES",
     "AgentLike",
     "BoardDeal",
@@ -201,6 +259,7 @@ __all__ = [
     "agent_or_factory",
     "board_deals",
     "board_results",
+    "forfeit_points",
     "game_results",
     "play_board",
     "seat_layouts",

@@ -152,6 +152,9 @@ class GameStore:
         spec = spec.strip()
         if spec in self.agent_files:
             return spec
+        if re.search(r"(?<![a-z0-9_])cmd\s*[\[:]", spec, re.IGNORECASE):  # anywhere: pimc:base=cmd:... too
+            raise GameError(f"agent spec {spec!r}: bots that run a command (cmd:) are not served to the page; "
+                            "only the server's own agents and checkpoints play here")
         base = re.split(r"[:@]", spec, maxsplit=1)[0].strip().lower()
         if base not in registered_agents():
             raise GameError(f"unknown agent {spec!r}: use one of {', '.join(self.agent_names())} "

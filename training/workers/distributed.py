@@ -86,20 +86,21 @@ LOCAL = Backend()
 
 
 def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, timeout: float,
-             on_done: Callable[[int], None] | None = None, backend: Backend = LOCAL) -> list[Any]:
+             on_done: Callable[[int], None] | None = None, backend: Backend = LOCAL,
+             on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
     """``[function(job) for job in jobs]``, in order, on ``backend``: ``workers`` local processes
     (in this process when 1), or Ray tasks. ``on_done(i)`` is called as job ``i`` finishes, in
-    any order. A job that raises, runs more than ``timeout`` seconds (on Ray: since it was handed
+    any order, after ``on_result(i, result)``. A job that raises, runs more than ``timeout`` seconds (on Ray: since it was handed
     to the cluster) or loses its worker (on Ray: more than ``backend.max_retries`` times) raises
     :class:`WorkerError` naming it. ``function`` must be a module-level function and the jobs
     and results picklable."""
     if backend.kind == "local":
-        return run_local_jobs(function, jobs, workers, timeout, on_done)
+        return run_local_jobs(function, jobs, workers, timeout, on_done, on_result)
     if not jobs:
         return []
     ray = _import_ray()
     with _ray_connected(ray, backend, function):
-        return _RayRun(ray, function, jobs, timeout, backend.max_retries).collect(on_done)
+        return _RayRun(ray, function, jobs, timeout, backend.max_retries).collect(on_done, on_result)
 
 
 def connected(backend: Backend, function: Callable[[Any], Any]) -> AbstractContextManager[None]:
@@ -133,7 +134,8 @@ class _RayRun:
         self.in_flight: dict[Any, tuple[int, float]] = {}  # task -> (job, when it was handed out)
         self.results: dict[int, Any] = {}
 
-    def collect(self, on_done: Callable[[int], None] | None) -> list[Any]:
+    def collect(self, on_done: Callable[[int], None] | None,
+                on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
         try:
             self._hand_out(max(1, int(self.ray.cluster_resources().get("CPU", 1))))
             while self.in_flight:
@@ -142,6 +144,8 @@ class _RayRun:
                     index, _since = self.in_flight.pop(ref)
                     self.results[index] = self._result(index, ref)
                     self._hand_out(1)
+                    if on_result:
+                        on_result(index, self.results[index])
                     if on_done:
                         on_done(index)
                 self._check_clock()

@@ -51,10 +51,12 @@ class WorkerError(RuntimeError):
 
 
 def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, timeout: float,
-             on_done: Callable[[int], None] | None = None) -> list[Any]:
+             on_done: Callable[[int], None] | None = None,
+             on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
     """``[function(job) for job in jobs]``, in order, computed by ``workers`` processes (in this
     process, without a time-out, when ``workers`` is 1); ``on_done(i)`` is called as job ``i``
-    finishes, in any order. A job that runs more than ``timeout`` seconds, a worker that dies
+    finishes, in any order, after ``on_result(i, result)`` (which can keep each result as it comes:
+    a run stopped midway keeps those). A job that runs more than ``timeout`` seconds, a worker that dies
     and a job that raises each raise :class:`WorkerError` naming it; ``KeyboardInterrupt``
     propagates after the workers are terminated. ``function`` must be a module-level function
     (the workers import it) and the jobs and results picklable: one that is not is a
@@ -65,6 +67,8 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
         results = []
         for i, job in enumerate(jobs):
             results.append(function(job))
+            if on_result:
+                on_result(i, results[-1])
             if on_done:
                 on_done(i)
         return results
@@ -77,7 +81,7 @@ def run_jobs(function: Callable[[Any], Any], jobs: list[Any], workers: int, time
         with _sigint_held():
             for proc in procs:
                 proc.start()
-        return _Run(jobs, todo, procs, timeout).collect(done, on_done)
+        return _Run(jobs, todo, procs, timeout).collect(done, on_done, on_result)
     finally:
         for proc in procs:
             if proc.is_alive():
@@ -102,7 +106,8 @@ class _Run:
         self.started = time.monotonic()
         self.any_taken = False
 
-    def collect(self, done: Any, on_done: Callable[[int], None] | None) -> list[Any]:
+    def collect(self, done: Any, on_done: Callable[[int], None] | None,
+                on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
         self._hand_out(2 * len(self.procs))
         while len(self.results) < len(self.jobs):
             try:
@@ -120,6 +125,8 @@ class _Run:
                 self.results[index] = pickle.loads(payload)
                 self.running.pop(index, None)
                 self._hand_out(1)
+                if on_result:
+                    on_result(index, self.results[index])
                 if on_done:
                     on_done(index)
         return [self.results[i] for i in range(len(self.jobs))]

@@ -21,7 +21,8 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import make_rules
 from five_hundred_env.vector import BatchEngine
 from training.algorithms import dmc
-from training.algorithms.dmc import Auction, DmcConfig, TrickCredit, train_dmc, uniform_legal
+from training.algorithms.dmc import DmcConfig, train_dmc
+from training.rollouts.curriculum import Auction, TrickCredit, uniform_legal
 from training.settings.config import load_config
 
 RECIPE = Path(__file__).parent.parent / "configs" / "scratch_australian.yaml"
@@ -290,3 +291,16 @@ def test_the_plot_of_a_dmc_run_draws_its_curves(tiny_run: Path, tmp_path: Path) 
 
     out = plot_run(tiny_run, tmp_path / "curves.png")
     assert out.is_file() and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+def test_the_trick_reward_goes_to_the_card_plays_alone() -> None:
+    """The trick reward shapes card play: a bid or a discard of the same seat is left to the deal's result."""
+    from training.algorithms.dmc import Decisions
+
+    decisions = Decisions(num_games=1, obs_size=2)
+    obs = np.zeros((1, 2), dtype=np.int8)
+    decisions.add(obs, np.array([3]), np.array([0]), plays=np.array([False]))  # a bid of seat 0
+    decisions.add(obs, np.array([40]), np.array([0]), plays=np.array([True]))  # a card of seat 0
+    decisions.add(obs, np.array([41]), np.array([1]), plays=np.array([True]))  # a card of seat 1
+    decisions.add_rewards(np.array([[0.5, -0.5, 0.5, -0.5]]))
+    assert decisions.returns[:3].tolist() == [0.0, 0.5, -0.5]

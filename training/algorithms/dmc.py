@@ -52,7 +52,8 @@ from pydantic import Field, model_validator
 from torch import nn
 
 from agents.dmc import DMC_FORMAT, DMCAgent, QNetwork
-from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
@@ -70,6 +71,7 @@ from training.records.runs import (
     save_checkpoint_file,
     write_checkpoint,
 )
+from training.rollouts.curriculum import Auction, TrickCredit, uniform_legal
 from training.rollouts.selfplay import draw_starting_scores
 from training.settings.config import CheckpointConfig, ConfigError, LoggingConfig, RulesConfig, Section
 from training.settings.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
@@ -127,8 +129,8 @@ class DmcCurriculumConfig(Section):
         "in, so every deal is played out and its card play learned): in every deal at first, in a share of "
         "the deals falling linearly to none over this many learner steps"))
     trick_reward: float = Field(0.0, ge=0, le=10, description=(
-        "each trick won also rewards the winner's side by this (reward units) and costs the others as much "
-        "in all (in a misère, with the signs swapped), falling linearly to 0 over trick_reward_steps"))
+        "each trick won also rewards the card plays of the winner's side by this (reward units) and costs the "
+        "others' as much in all (in a misère, with the signs swapped), falling linearly to 0 over trick_reward_steps"))
     trick_reward_steps: int = Field(0, ge=0, le=MAX_STEPS)
 
     def last_bidder_bids(self, step: int) -> float:
@@ -148,6 +150,10 @@ class DmcNetworkConfig(Section):
     actions: Literal["input", "output"] = Field(
         "input", description="the action as an input beside the observation (DouZero's network: a pass per legal "
                              "action) or one output per action id (DQN's: one pass per decision)")
+    baseline: Literal["none", "central"] = Field(
+        "none", description="central: a value network over the global state (every hand: training only) fitted to "
+                            "the returns, whose value of each decision's state is taken from its return before the "
+                            "Q-network is fitted to it (less noise, the same best action)")
 
     @model_validator(mode="after")
     def _sizes(self) -> DmcNetworkConfig:
@@ -203,26 +209,36 @@ class DmcConfig(Section):
 
 # -- collection: ε-greedy self-play on the batched engine, Monte-Carlo returns -----------------------
 
+DECISION_ARRAYS = ("obs", "states", "actions", "seats", "returns", "plays")
+
+
 class Decisions:
     """The decisions collected: each one's observation, action and seat, the return its seat has
     been credited since (``returns``), and which are *open* (their episode goes on) per game."""
 
-    def __init__(self, num_games: int, obs_size: int) -> None:
+    def __init__(self, num_games: int, obs_size: int, state_size: int = 0) -> None:
         self.obs = np.zeros((1024, obs_size), dtype=np.int8)
+        self.states = np.zeros((1024, state_size), dtype=np.int8)  # the global state at each decision (baseline)
         self.actions = np.zeros(1024, dtype=np.int64)
         self.seats = np.zeros(1024, dtype=np.int64)
         self.returns = np.zeros(1024, dtype=np.float64)
+        self.plays = np.zeros(1024, dtype=bool)  # a card play (the trick reward's decisions)
         self.size = 0
         self.open: list[list[int]] = [[] for _ in range(num_games)]
         self.finished: list[int] = []
 
-    def add(self, obs: np.ndarray, actions: np.ndarray, seats: np.ndarray) -> None:
-        """One decision per game (its episode's decisions stay open until it ends)."""
+    def add(self, obs: np.ndarray, actions: np.ndarray, seats: np.ndarray, states: np.ndarray | None = None,
+            plays: np.ndarray | None = None) -> None:
+        """One decision per game (its episode's decisions stay open until it ends); ``plays`` says
+        which are card plays."""
         n = len(actions)
         if self.size + n > len(self.actions):
             self._grow(2 * (self.size + n))
         rows = slice(self.size, self.size + n)
         self.obs[rows], self.actions[rows], self.seats[rows], self.returns[rows] = obs, actions, seats, 0.0
+        self.plays[rows] = False if plays is None else plays
+        if states is not None:
+            self.states[rows] = states
         for b in range(n):
             self.open[b].append(self.size + b)
         self.size += n
@@ -238,20 +254,22 @@ class Decisions:
                 self.open[b] = []
 
     def add_rewards(self, rewards: np.ndarray) -> None:
-        """Add ``rewards[b, s]`` to seat ``s``'s open decisions of game ``b`` (rewards within a deal)."""
+        """Add ``rewards[b, s]`` to seat ``s``'s open card plays of game ``b`` (the trick reward: it
+        shapes the card play alone, and leaves the value of bids and discards to the deals' results)."""
         for b in np.flatnonzero(rewards.any(axis=1)):
             rows = np.array(self.open[b], dtype=np.int64)
+            rows = rows[self.plays[rows]]
             self.returns[rows] += rewards[b, self.seats[rows]]
 
     def take_finished(self) -> dict[str, np.ndarray]:
         """The finished decisions (removed), keeping the open ones (renumbered)."""
         done = np.array(self.finished, dtype=np.int64)
         batch = {"obs": self.obs[done], "actions": self.actions[done], "returns": self.returns[done].astype(np.float32),
-                 "seats": self.seats[done]}
+                 "seats": self.seats[done], "states": self.states[done]}
         keep = np.array([i for rows in self.open for i in rows], dtype=np.int64)
         renumber = np.full(self.size, -1, dtype=np.int64)
         renumber[keep] = np.arange(len(keep))
-        for name in ("obs", "actions", "seats", "returns"):
+        for name in DECISION_ARRAYS:
             array = getattr(self, name)
             array[:len(keep)] = array[keep]
         self.size = len(keep)
@@ -260,94 +278,11 @@ class Decisions:
         return batch
 
     def _grow(self, capacity: int) -> None:
-        for name in ("obs", "actions", "seats", "returns"):
+        for name in DECISION_ARRAYS:
             old = getattr(self, name)
             new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
             new[:self.size] = old[:self.size]
             setattr(self, name, new)
-
-
-class Auction:
-    """Per game, the passes and whether a bid was made in the current deal's auction, and whether
-    the curriculum's rule holds in the deal: the last seat that could bid must bid when every
-    other seat passed before any bid (``curriculum.last_bidder_bids_steps``)."""
-
-    def __init__(self, num_games: int, num_players: int, share: float) -> None:
-        self.passes = np.zeros(num_games, dtype=np.int64)
-        self.bid = np.zeros(num_games, dtype=bool)
-        self.must_bid = np.full(num_games, share >= 1.0)
-        self.num_players = num_players
-
-    def masks(self, masks: np.ndarray) -> np.ndarray:
-        """``masks`` without PASS where the rule holds, every other seat passed, nobody bid and a bid is legal."""
-        stuck = self.must_bid & ~self.bid & (self.passes == self.num_players - 1) & (masks[:, PASS] != 0) \
-            & (masks[:, PASS + 1:OPEN_MISERE + 1] != 0).any(axis=1)
-        if not stuck.any():
-            return masks
-        out = masks.copy()
-        out[stuck, PASS] = 0
-        return out
-
-    def record(self, masks: np.ndarray, actions: np.ndarray) -> None:
-        """Count the passes and bids of the actions about to be played (``masks`` the engine's)."""
-        in_auction = masks[np.arange(len(actions)), PASS] != 0
-        self.passes += in_auction & (actions == PASS)
-        self.bid |= (actions > PASS) & (actions <= OPEN_MISERE)
-
-    def new_deals(self, deal_done: np.ndarray, share: float, rng: np.random.Generator) -> None:
-        """Start the auctions of the games whose deal ended, the rule holding in ``share`` of them."""
-        done = np.flatnonzero(deal_done)
-        self.passes[done] = 0
-        self.bid[done] = False
-        self.must_bid[done] = rng.random(len(done)) < share if 0.0 < share < 1.0 else share >= 1.0
-
-
-class TrickCredit:
-    """Per game, the tricks each seat has won this deal, read from the acting seat's observation
-    (its ``tricks_won`` slice, relative seats), so that each trick can be rewarded as it is won
-    (the curriculum's ``trick_reward``). The last trick of a deal is not seen (the next deal's
-    observation follows it) and goes unrewarded; it is forced play."""
-
-    def __init__(self, rules: Rules, num_games: int) -> None:
-        if rules.has_partner_call:
-            raise ConfigError("curriculum.trick_reward needs fixed sides: the five-handed partner is called per deal")
-        layout = ObservationEncoder(rules).layout
-        self.won_at, (n, max_tricks) = layout["tricks_won"]
-        self.contract_at, self.contractor_at = layout["contract"][0], layout["contractor"][0]
-        sides = np.array([rules.side_of(s) for s in range(n)])
-        self.same_side = sides[:, None] == sides[None, :]  # [winner, seat]
-        # Zero-sum: the winner's side gains 1 in all (shared by its seats' decisions equally as a
-        # side's reward), every other side loses 1 / (sides - 1).
-        self.gain = np.where(self.same_side, 1.0, -1.0 / (rules.num_sides - 1))
-        self.counts = np.zeros((num_games, n), dtype=np.int64)
-        self.n, self.max_tricks = n, max_tricks
-
-    def won(self, obs: np.ndarray, seats: np.ndarray, deal_done: np.ndarray) -> np.ndarray:
-        """``[B, n]``: each seat's reward (in units of ``trick_reward``) for a trick won since the last call."""
-        n = self.n
-        relative = obs[:, self.won_at:self.won_at + n * self.max_tricks].reshape(len(obs), n, self.max_tricks).sum(axis=2)
-        absolute = np.empty_like(self.counts)
-        order = (seats[:, None] + np.arange(n)[None, :]) % n  # relative seat r is absolute seat (seat + r) % n
-        np.put_along_axis(absolute, order, relative.astype(np.int64), axis=1)
-        absolute[deal_done] = 0
-        gained = (absolute - self.counts) * ~deal_done[:, None]
-        self.counts = absolute
-        out = np.zeros((len(obs), n))
-        for b in np.flatnonzero(gained.sum(axis=1)):
-            winner = int(np.argmax(gained[b]))
-            reward = self.gain[winner]
-            contract = obs[b, self.contract_at:self.contract_at + 27]
-            if contract[MISERE - 1] or contract[OPEN_MISERE - 1]:  # the misère contractor wants no trick
-                reward = -reward
-            out[b] = reward
-        return out
-
-
-def uniform_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of ``masks``."""
-    counts = np.cumsum(masks != 0, axis=1)
-    pick = (rng.random(len(masks)) * counts[:, -1]).astype(np.int64)
-    return (counts <= pick[:, None]).sum(axis=1)
 
 
 def epsilon(tc: DmcTrainConfig, step: int) -> float:
@@ -364,7 +299,9 @@ class SelfPlay:
         self.engine = BatchEngine(rules, config.train.num_envs, episode=e.episode, reward=e.reward,
                                   reward_scale=e.reward_scale, win_shaping=e.win_shaping, seed=seed)
         self.model, self.rng = model, rng
-        self.decisions = Decisions(config.train.num_envs, self.engine.obs_size)
+        self.central = config.network.baseline == "central"
+        self.play_phase = ObservationEncoder(rules).layout["phase"][0] + int(Phase.PLAY)  # the observation's phase: play
+        self.decisions = Decisions(config.train.num_envs, self.engine.obs_size, self.engine.state_size if self.central else 0)
         self.auction = Auction(config.train.num_envs, rules.num_players, config.curriculum.last_bidder_bids(0))
         self.rules = rules
         self.uniform_scores = e.starting_scores == "uniform"
@@ -381,7 +318,8 @@ class SelfPlay:
             greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(masks)).numpy()
         explore = self.rng.random(engine.num_games) < eps
         actions = np.where(explore, uniform_legal(masks, self.rng), greedy)
-        self.decisions.add(engine.obs, actions, engine.seat)
+        self.decisions.add(engine.obs, actions, engine.seat, engine.state(seats=engine.seat) if self.central else None,
+                           engine.obs[:, self.play_phase] != 0)
         self.auction.record(engine.masks, actions)
         result = engine.step(actions)
         self.auction.new_deals(result.deal_done, last_bidder_bids, self.rng)
@@ -407,29 +345,44 @@ class SelfPlay:
 # -- the update ------------------------------------------------------------------------------------
 
 def dmc_update(model: QNetwork, optimizer: torch.optim.Optimizer, batch: dict[str, np.ndarray], tc: DmcTrainConfig,
-               rng: np.random.Generator) -> dict[str, float]:
-    """One pass over the batch: MSE between Q(o, a) and the Monte-Carlo return, in minibatches."""
+               rng: np.random.Generator, baseline: QNetwork | None = None) -> dict[str, float]:
+    """One pass over the batch, in minibatches: MSE between Q(o, a) and the Monte-Carlo return, or
+    with a ``baseline`` (a value of the global state, fitted to the return) the return less the
+    baseline's value of the state the decision was taken in."""
     n = len(batch["actions"])
     order = rng.permutation(n)
-    losses = []
+    losses, baseline_losses = [], []
+    parameters = [*model.parameters(), *(baseline.parameters() if baseline is not None else ())]
     for start in range(0, n, tc.minibatch_size):
         mb = order[start:start + tc.minibatch_size]
-        obs = torch.from_numpy(batch["obs"][mb])
-        q = model.q(obs, torch.arange(len(mb)), torch.from_numpy(batch["actions"][mb]))
-        loss = nn.functional.mse_loss(q, torch.from_numpy(batch["returns"][mb]))
+        rows = torch.arange(len(mb))
+        returns = torch.from_numpy(batch["returns"][mb])
+        q = model.q(torch.from_numpy(batch["obs"][mb]), rows, torch.from_numpy(batch["actions"][mb]))
+        loss = torch.zeros(())
+        if baseline is not None:
+            value = baseline.q(torch.from_numpy(batch["states"][mb]), rows, torch.zeros(len(mb), dtype=torch.int64))
+            baseline_loss = nn.functional.mse_loss(value, returns)
+            loss = loss + baseline_loss
+            baseline_losses.append(baseline_loss.item())
+            returns = returns - value.detach()
+        q_loss = nn.functional.mse_loss(q, returns)
+        loss = loss + q_loss
         if not torch.isfinite(loss):
             raise NonFiniteError(f"the loss became {loss.item()}")
         optimizer.zero_grad()
         loss.backward()
-        norm = nn.utils.clip_grad_norm_(model.parameters(), tc.max_grad_norm)
+        norm = nn.utils.clip_grad_norm_(parameters, tc.max_grad_norm)
         if not torch.isfinite(norm):
             raise NonFiniteError(f"the gradients became non-finite (norm {norm.item()})")
         optimizer.step()
-        losses.append(loss.item())
-    bad = non_finite_tensors(model.state_dict())
+        losses.append(q_loss.item())
+    bad = non_finite_tensors(model.state_dict()) + (non_finite_tensors(baseline.state_dict()) if baseline is not None else [])
     if bad:
         raise NonFiniteError(f"the weights {', '.join(bad[:3])} became non-finite in the update")
-    return {"value_loss": float(np.mean(losses)), "return_learner": float(batch["returns"].mean()), "batch_size": float(n)}
+    metrics = {"value_loss": float(np.mean(losses)), "return_learner": float(batch["returns"].mean()), "batch_size": float(n)}
+    if baseline_losses:
+        metrics["baseline_loss"] = float(np.mean(baseline_losses))
+    return metrics
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -441,6 +394,7 @@ class DmcState:
     model: QNetwork
     optimizer: torch.optim.Optimizer
     rng: np.random.Generator
+    baseline: QNetwork | None = None
     global_step: int = 0
     env_steps: int = 0
     deals: int = 0
@@ -466,6 +420,8 @@ class DmcState:
                              "updates": self.updates, "time_s": self.elapsed(), "cpu_s": self.cpu()}}
         if whole:
             data.update(optimizer=self.optimizer.state_dict(), rng=rng_states(self.rng))
+            if self.baseline is not None:  # training only: the network plays without it
+                data.update(baseline_spec=self.baseline.spec(), baseline=self.baseline.state_dict())
         return data
 
 
@@ -487,6 +443,18 @@ def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
                     scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides, actions=config.network.actions)
 
 
+def build_baseline(config: DmcConfig, rules: Rules) -> QNetwork | None:
+    """``network.baseline: central``'s value network over the global state (every hand; the state
+    ends with the seat's observation, whose scores it scales as the Q-network does), else ``None``."""
+    if config.network.baseline != "central":
+        return None
+    encoder = ObservationEncoder(rules)
+    state_size = encoder.state_size
+    return QNetwork(state_size, 1, config.network.hidden_sizes, config.network.activation,
+                    scores_at=state_size - encoder.size + encoder.layout["scores"][0], num_sides=rules.num_sides,
+                    actions="output")
+
+
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
     try:
         data = torch.load(run.latest, map_location="cpu", weights_only=True)
@@ -502,6 +470,10 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
             raise ConfigError(f"cannot resume {run.latest}: its {section} section differs from this config's "
                               f"({saved.get(section)} vs {now[section]})")
     state.model.load_state_dict(data["model"])
+    if state.baseline is not None:
+        if "baseline" not in data:
+            raise ConfigError(f"cannot resume {run.latest}: it holds no baseline network (network.baseline differs)")
+        state.baseline.load_state_dict(data["baseline"])
     state.optimizer.load_state_dict(data["optimizer"])
     for group in state.optimizer.param_groups:  # the config's rate, which a resumed run may change
         group["lr"] = config.train.learning_rate
@@ -563,9 +535,10 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     np.random.seed(config.seed % 2**32)
     torch.manual_seed(config.seed)
     tc, ev, cc = config.train, config.evaluation, config.curriculum
-    model = build_q_network(config, rules)
-    state = DmcState(model, torch.optim.Adam(model.parameters(), lr=tc.learning_rate, eps=tc.adam_eps),
-                     np.random.default_rng(config.seed))
+    model, baseline = build_q_network(config, rules), build_baseline(config, rules)
+    parameters = [*model.parameters(), *(baseline.parameters() if baseline is not None else ())]
+    state = DmcState(model, torch.optim.Adam(parameters, lr=tc.learning_rate, eps=tc.adam_eps),
+                     np.random.default_rng(config.seed), baseline)
     run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
     saved_config = run.run_dir / "config.yaml"
     run.manifest.add(saved_config, CONFIG)
@@ -587,7 +560,7 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
             batch = selfplay.collect(tc.batch_size, eps, cc.last_bidder_bids(state.global_step),
                                      cc.trick_reward_at(state.global_step))
             try:
-                metrics = dmc_update(model, state.optimizer, batch, tc, state.rng)
+                metrics = dmc_update(model, state.optimizer, batch, tc, state.rng, baseline)
             except NonFiniteError as e:
                 raise NonFiniteError(f"training stopped at update {state.updates + 1}: {e}; {run.last_checkpoint} "
                                      "(try a lower train.learning_rate)") from None

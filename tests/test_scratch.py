@@ -304,3 +304,27 @@ def test_the_trick_reward_goes_to_the_card_plays_alone() -> None:
     decisions.add(obs, np.array([41]), np.array([1]), plays=np.array([True]))  # a card of seat 1
     decisions.add_rewards(np.array([[0.5, -0.5, 0.5, -0.5]]))
     assert decisions.returns[:3].tolist() == [0.0, 0.5, -0.5]
+
+
+def test_a_run_with_the_central_baseline_resumes_it_and_plays_without_it(tmp_path: Path) -> None:
+    """``network.baseline: central``: the state's value network is saved in the training checkpoints
+    and restored on resume; the agent (``final.pt``) is the Q-network alone."""
+    import torch
+
+    from agents.dmc import DMCAgent
+    from agents.registry import make_agent
+
+    overrides = ["train.total_steps=8000", "train.num_envs=16", "train.batch_size=2000", "train.minibatch_size=500",
+                 "network.hidden_sizes=[32,32]", "network.baseline=central", "evaluation.interval=0",
+                 "evaluation.final_deals=0", f"logging.dir={tmp_path}", "logging.run_name=central",
+                 "checkpoint.interval=4000"]
+    config = load_config(RECIPE, overrides, model=DmcConfig)
+    stopped = train_dmc(config, stop_after_updates=2, log=lambda _: None)
+    saved = torch.load(stopped.final_checkpoint, weights_only=True)
+    assert saved["baseline_spec"]["obs_size"] > saved["model_spec"]["obs_size"]  # it reads the whole state
+    messages: list[str] = []
+    result = train_dmc(config, resume=True, log=messages.append)
+    assert result.global_step >= 8000 and any("resumed" in m for m in messages)
+    final = torch.load(result.final_checkpoint, weights_only=True)
+    assert "baseline" not in final
+    assert isinstance(make_agent(str(result.final_checkpoint), "australian", 0), DMCAgent)

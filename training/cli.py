@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
-               "train an agent by PPO self-play, export its policy, plot a run.")
+               "write an agent's games as a dataset, train an agent by PPO self-play, export its policy, plot a run.")
 
 
 AGENT_SPECS = """\
@@ -299,6 +299,34 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dataset(args: argparse.Namespace) -> int:
+    """Write the games of an agent as a dataset (training.rollouts.datasets, docs/datasets.md)."""
+    from training.rollouts.datasets import generate_dataset
+    from training.workers.distributed import LOCAL, Backend
+
+    rules = _rules_from_args(args)
+    _check_at_least(args.seed, "--seed", 0)
+    _check_at_least(args.deals, "--deals", 1)
+    _check_workers(args.workers, args.ray_address)
+    backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+
+    def report(done: int, total: int) -> None:
+        print(f"\r{done:,} of {total:,} deals", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+    manifest = generate_dataset(args.agent, rules, args.deals, args.out, seed=args.seed, workers=args.workers or 1,
+                                starting_scores=args.starting_scores, backend=backend,
+                                on_done=report if progress else None)
+    size = sum((Path(args.out).expanduser() / entry["name"]).stat().st_size for entry in manifest["files"])
+    values = ", with the search's candidate values" if manifest["values"] else ""
+    cpu = manifest["cpu_seconds"]
+    speed = f"{manifest['deals'] / cpu:,.0f} deals per CPU-second" if cpu > 0 else "no CPU time measured"
+    print(f"wrote {args.out}: {manifest['deals']:,} deals of {manifest['agent']} ({rules.preset}), "
+          f"{manifest['decisions']:,} decisions{values}; {size:,} bytes in {len(manifest['files'])} file(s); "
+          f"{speed} ({cpu:.1f} CPU-s, {manifest['wall_seconds']:.1f} s)")
+    return 0
+
+
 # -- play and replay ---------------------------------------------------------------------------
 def _play(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
@@ -415,6 +443,20 @@ def build_parser() -> argparse.ArgumentParser:
                           help="show a progress bar (default: when standard error is a terminal)")
     _add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
     evaluate.set_defaults(func=_evaluate)
+    dataset = sub.add_parser("dataset", help="write the games of an agent as a dataset: compact records of its deals "
+                             "and actions (and a search's candidate values), with a manifest (docs/datasets.md)",
+                             epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    dataset.add_argument("agent", metavar="AGENT", help=f"the agent in every seat: {agent_help}")
+    _add_rules_arguments(dataset, presets)
+    dataset.add_argument("--deals", type=int, required=True, help="deals to play")
+    dataset.add_argument("--out", required=True, metavar="DIR", help="the dataset folder to write (new or empty)")
+    dataset.add_argument("--seed", type=int, default=0, help="the seed of the deals (and of the agents; default 0)")
+    dataset.add_argument("--starting-scores", choices=("zero", "uniform"), default="zero",
+                         help="the game scores each deal starts from: 0 (default), or drawn over the game's range")
+    dataset.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="report the deals done (default: when standard error is a terminal)")
+    _add_distributed_arguments(dataset, "worker processes playing the deals (default 1: this process)")
+    dataset.set_defaults(func=_dataset)
     play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
     _add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")

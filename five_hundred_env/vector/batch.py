@@ -81,6 +81,24 @@ def _check_sides(rules: Rules, scores: Sequence[int]) -> list[int]:
     return sides
 
 
+def _check_side_rows(rules: Rules, scores: Any, games: np.ndarray) -> np.ndarray:
+    """``_check_sides`` of many games' scores at once (``[len(games), sides]`` whole numbers)."""
+    rows = np.asarray(scores)
+    if rows.shape != (len(games), rules.num_sides) or not np.issubdtype(rows.dtype, np.integer):
+        raise ValueError(f"scores must be [{len(games)}, {rules.num_sides}] whole numbers (one per side), got shape "
+                         f"{rows.shape} of {rows.dtype}")
+    # A side at the target from defence points alone has not won while a contract is needed (§9).
+    top = MAX_SCORE + 1 if rules.win_needs_contract else min(rules.target, MAX_SCORE + 1)
+    bad = ((rows >= top) | (rows <= max(rules.losing_score, -MAX_SCORE - 1))).any(axis=1)
+    if bad.any():
+        first = int(np.argmax(bad))
+        try:
+            _check_sides(rules, rows[first].tolist())
+        except ValueError as e:
+            raise ValueError(f"game {games[first]}: {e}") from None
+    return rows
+
+
 def _write_scores(row: np.ndarray, sides: list[int]) -> None:
     """A game's scores per side, now and at the start of its episodes, into its state row."""
     row[F_SCORES:F_SCORES + MAX_SEATS] = 0
@@ -204,6 +222,7 @@ class BatchEngine:
         self._scale = float(reward_scale)
         self._win_shaping = float(win_shaping)
         self._card_bits = kernel_card_ids(rules.deck)
+        self._bit_of_card = np.array(self._card_bits, dtype=np.int64)
         self._universal, self._word_bit, self._word_kind, self._compact_of_word = action_word_tables(self.actions)
         self._offsets = obs_offsets(self.encoder)
         self._cards = np.zeros(KERNEL_MASK_BITS, dtype=np.int64)
@@ -267,6 +286,52 @@ class BatchEngine:
             _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, dealer)
         self._refresh(np.array([game]))
+
+    def load_deals(self, games: np.ndarray, cards: np.ndarray, dealers: np.ndarray,
+                   scores: np.ndarray | None = None) -> None:
+        """Explicit deals in many games at once, by universal card id: ``cards[i]`` holds game
+        ``games[i]``'s hands in seat order (``hand_size`` ids each), then its kitty (``kitty_size``
+        ids; a ``two_handed`` dead hand is the rest of the pack), and ``dealers[i]`` is its dealer.
+        ``scores[i]`` (per side), if given, also sets the game's scores and those its episodes start
+        from, as :meth:`set_deal`, which this is for many games without card names: the records of
+        :mod:`five_hundred_env.dataset` hold their deals this way. A repeated game, a card id outside
+        the pack or dealt twice, a dealer or a score out of range raises ``ValueError`` naming the
+        first game at fault, and changes nothing."""
+        games = self._check_games(games)
+        rules = self.rules
+        n, width = rules.num_players, rules.num_players * rules.hand_size + rules.kitty_size
+        if len(np.unique(games)) != len(games):
+            raise ValueError(f"games must be distinct, got {games.tolist()}")
+        cards = np.asarray(cards)
+        if cards.shape != (len(games), width) or not np.issubdtype(cards.dtype, np.integer):
+            raise ValueError(f"cards must be [{len(games)}, {width}] card ids ({n} hands of {rules.hand_size}, then "
+                             f"the kitty of {rules.kitty_size}), got shape {cards.shape} of {cards.dtype}")
+        dealers = np.asarray(dealers)
+        if (dealers.shape != games.shape or not np.issubdtype(dealers.dtype, np.integer)
+                or ((dealers < 0) | (dealers >= n)).any()):
+            raise ValueError(f"dealers must be {len(games)} seats 0..{n - 1}, got {dealers!r}")
+        inside = (cards >= 0) & (cards < len(self._bit_of_card))
+        bits = np.where(inside, self._bit_of_card[np.where(inside, cards, 0)], -1)
+        if (bits < 0).any():
+            row, column = np.argwhere(bits < 0)[0]
+            raise ValueError(f"game {games[row]}: card id {cards[row, column]} is not in the {rules.preset} pack")
+        ones = np.left_shift(np.uint64(1), bits.astype(np.uint64))
+        hands = np.bitwise_or.reduce(ones[:, :n * rules.hand_size].reshape(len(games), n, rules.hand_size), axis=2)
+        kitty = np.bitwise_or.reduce(ones[:, n * rules.hand_size:], axis=1)
+        repeated = np.bitwise_count(np.bitwise_or.reduce(hands, axis=1) | kitty) != width
+        if repeated.any():
+            raise ValueError(f"game {games[np.argmax(repeated)]}: a card is dealt twice")
+        sides = None if scores is None else _check_side_rows(rules, scores, games)
+        state = self._state
+        state[games, F_DEALT:F_DEALT + MAX_SEATS] = 0
+        state[games, F_DEALT:F_DEALT + n] = hands.view(np.int64)
+        state[games, F_KITTY] = kitty.view(np.int64)
+        if sides is not None:
+            for first in (F_SCORES, F_START_SCORES):
+                state[games, first:first + MAX_SEATS] = 0
+                state[games, first:first + rules.num_sides] = sides
+        _step.load_deals(state, games.astype(np.int64), self._opts, dealers.astype(np.int64))
+        self._refresh(games)
 
     def _write_dealt(self, row: np.ndarray, hands: Sequence[int], kitty: int) -> None:
         """A deal's hands and kitty (universal card masks) into a state row, as kernel masks."""

@@ -106,7 +106,7 @@ def test_loader_batches_are_the_environment_views_of_the_recorded_games(preset, 
     assert len(rows) == records.decisions
     for i in range(len(records)):
         actions = recorded_actions(records, i)
-        decisions, rewards = play_in_env(rules, records, i, lambda seat, obs, turn: actions[turn])
+        decisions, rewards = play_in_env(rules, records, i, lambda seat, obs, turn, actions=actions: actions[turn])
         for turn, (seat, obs, mask, action) in enumerate(decisions):
             got_obs, got_mask, got_action, got_seat, got_return = rows[i, turn]
             assert np.array_equal(got_obs, obs) and np.array_equal(got_mask, mask), f"deal {i}, turn {turn}"

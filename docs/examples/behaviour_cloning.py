@@ -22,6 +22,7 @@ from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from training.evaluation.evaluate import EvaluationReport, duplicate_match
 from training.rollouts.decision_dataset import DecisionDataset
+from training.workers.threads import limit_threads
 
 
 def clone(data: DecisionDataset, epochs: int, hidden: int, lr: float, seed: int) -> tuple[ActorCritic, float]:
@@ -59,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> tuple[float, EvaluationReport]:
     parser.add_argument("--boards", type=int, default=200, help="duplicate boards of the evaluation")
     parser.add_argument("--opponent", default="heuristic", help="the agent spec it plays in the evaluation")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", default="1", help="torch's threads: a number or auto (default 1: small "
+                        "layers gain nothing from more, and lose much on a busy machine)")
     args = parser.parse_args(argv)
+    limit_threads(int(args.threads) if args.threads.isdigit() else args.threads)
     data = DecisionDataset(args.dataset, args.batch_size, shuffle=True, seed=args.seed)
     model, accuracy = clone(data, args.epochs, args.hidden, args.lr, args.seed)
     agent = NeuralAgent(data.rules, model=model)

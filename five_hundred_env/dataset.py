@@ -365,14 +365,21 @@ class Dataset:
         if missing:
             raise DatasetError(f"{manifest_path}: no {', '.join(missing)}")
         self.manifest: dict[str, Any] = manifest
-        self.rules = Rules.from_dict(manifest["rules"])
+        try:
+            self.rules = Rules.from_dict(manifest["rules"])
+        except (TypeError, ValueError) as e:
+            raise DatasetError(f"{manifest_path}: its rules are not valid ({e})") from None
         self.agent: str = manifest["agent"]
         self.deals: int = manifest["deals"]
         self.decisions: int = manifest["decisions"]
         self.has_values: bool = manifest["values"]
-        self.files = [self.path / entry["name"] for entry in manifest["files"]]
-        for entry, file in zip(manifest["files"], self.files, strict=True):
-            if Path(entry["name"]).name != entry["name"] or entry["name"] not in manifest["sha256"]:
+        entries, digests = manifest["files"], manifest["sha256"]
+        if not isinstance(entries, list) or not isinstance(digests, dict) or not all(
+                isinstance(e, dict) and isinstance(e.get("name"), str) and {"deals", "decisions"} <= set(e) for e in entries):
+            raise DatasetError(f"{manifest_path}: 'files' must list {{name, deals, decisions}} and 'sha256' map names to digests")
+        self.files = [self.path / entry["name"] for entry in entries]
+        for entry, file in zip(entries, self.files, strict=True):
+            if Path(entry["name"]).name != entry["name"] or entry["name"] not in digests:
                 raise DatasetError(f"{manifest_path}: file {entry['name']!r} is no file of this folder with a sha256")
             if not file.is_file():
                 raise DatasetError(f"{file}: missing (the manifest lists it)")

@@ -170,6 +170,10 @@ def test_a_damaged_or_missing_file_is_named_by_the_check(tmp_path) -> None:
     part.unlink()
     with pytest.raises(DatasetError, match=rf"{part.name}: missing"):
         open_dataset(folder)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "files": "part-00000.parquet"}))
+    with pytest.raises(DatasetError, match="'files' must list"):
+        open_dataset(folder)
     (folder / MANIFEST).write_text("{}")
     with pytest.raises(DatasetError, match="format None, expected 'five-hundred-dataset/1'"):
         open_dataset(folder)

@@ -245,3 +245,27 @@ def test_the_torch_dataset_shares_the_deals_among_its_workers(tmp_path) -> None:
     first = [b["deal"].tolist() for b in data]
     data.set_epoch(1)
     assert [b["deal"].tolist() for b in data] != first  # another order of the deals
+
+
+def test_an_agent_with_act_batch_decides_every_game_of_a_job_at_once(tmp_path) -> None:
+    """A registered agent offering ``act_batch`` (here the compiled heuristic behind HeuristicAgent)
+    plays on the batched path, one call per step: its records are the heuristic's, byte for byte."""
+    from agents.heuristic.compiled import HeuristicPolicy
+    from agents.registry import register_agent, unregister_agent
+
+    calls = []
+
+    class BatchedHeuristic(HeuristicAgent):
+        def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            calls.append(len(obs))
+            return HeuristicPolicy(self.rules).act_batch(obs, masks)
+
+    rules = make_rules("five_handed")
+    register_agent("batched-heuristic", BatchedHeuristic)
+    try:
+        batched = generate_dataset("batched-heuristic", rules, 300, tmp_path / "batched", seed=6)
+    finally:
+        unregister_agent("batched-heuristic")
+    heuristic = generate_dataset("heuristic", rules, 300, tmp_path / "heuristic", seed=6)
+    assert batched["agent"] == "batched-heuristic" and batched["sha256"] == heuristic["sha256"]
+    assert max(calls) == 300 and len(calls) < batched["decisions"] / 50  # whole steps, not decisions

@@ -12,6 +12,8 @@ Every deal is played on the batched engine (:class:`~five_hundred_env.dataset.De
 * ``heuristic`` by the compiled heuristic (:class:`~agents.heuristic.compiled.HeuristicPolicy`,
   ``HeuristicAgent``'s decisions exactly), every game of a job in one call per step;
 * ``random`` by the engine's own uniform legal actions (each game's seeded stream);
+* an agent with ``act_batch(obs, masks)`` (a batched player, such as a DMC network: one call per
+  step for every game) built once per job, seeded with the dataset's seed;
 * any other spec by its agents, one per seat, one deal at a time, reseeded for every deal from
   the seed, the deal and the seat; where an agent searched a decision (``pimc``, ``pimc@play``),
   its :meth:`~agents.base.Agent.candidate_values` are recorded too.
@@ -36,10 +38,10 @@ from training.workers.distributed import LOCAL, Backend, run_jobs
 
 DEAL_BLOCK = 256
 """Deals drawn from one generator (the unit of a dataset's deals, see the module docstring)."""
-BATCHED_POLICIES = ("heuristic", "random")
-"""The specs played inside the batched engine; every other is played by its agents."""
+ENGINE_POLICIES = ("heuristic", "random")
+"""The specs played by compiled code inside the batched engine."""
 BLOCKS_PER_JOB = {True: 16, False: 1}
-"""Blocks of deals per job: 4,096 deals for a batched policy, 256 for agents."""
+"""Blocks of deals per job: 4,096 deals for a batched player, 256 for agents deciding one at a time."""
 GAMES_IN_FLIGHT = 1024
 """Games of a batched policy's engine (the deals of a job pass through them)."""
 STARTING_SCORES = ("zero", "uniform")
@@ -56,6 +58,8 @@ class DatasetJob:
     first: int
     count: int
     starting_scores: str
+    batched: bool
+    """Whether every game of the job is decided at once (an engine policy, or an agent's ``act_batch``)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ def play_job(job: DatasetJob) -> JobResult:
     """The records of one job's deals (a module-level function: workers run it)."""
     start = time.process_time()
     cards, dealers, scores = draw_deals(job.rules, job.seed, job.first, job.count, job.starting_scores)
-    play = _play_batched if job.spec in BATCHED_POLICIES else _play_agents
+    play = _play_batched if job.batched else _play_agents
     records = play(job, cards, dealers, scores)
     return JobResult(records, time.process_time() - start)
 
@@ -129,19 +133,21 @@ class _Recorder:
 
 
 def _play_batched(job: DatasetJob, cards: np.ndarray, dealers: np.ndarray, scores: np.ndarray) -> DealRecords:
-    """The compiled heuristic, or the engine's random play, in every game at once."""
-    heuristic = job.spec == "heuristic"
+    """The compiled heuristic, the engine's random play or an agent's ``act_batch``, in every game at once."""
     engine = BatchEngine(job.rules, min(GAMES_IN_FLIGHT, job.count), seed=job.seed * 1_000_003 + job.first,
-                         observations=heuristic)
+                         observations=job.spec != "random")
     slots = DealSlots(engine, cards, dealers, scores, np.arange(job.count))
     recorder = _Recorder(job.count, job.rules.num_sides, with_values=False)
-    if heuristic:
+    if job.spec == "random":
+        recorder.play(slots, lambda s: s.engine.sample_actions()[s.active])
+    elif job.spec == "heuristic":
         from agents.heuristic.compiled import HeuristicPolicy
 
         policy = HeuristicPolicy(job.rules)
         recorder.play(slots, lambda s: policy.act_engine(s.engine)[s.active])
     else:
-        recorder.play(slots, lambda s: s.engine.sample_actions()[s.active])
+        agent = agent_factory(job.spec)(job.rules, job.seed)
+        recorder.play(slots, lambda s: np.asarray(agent.act_batch(s.engine.obs[s.active], s.engine.masks[s.active])))
     return recorder.records(job, cards, dealers, scores)
 
 
@@ -171,10 +177,10 @@ def _play_agents(job: DatasetJob, cards: np.ndarray, dealers: np.ndarray, scores
     return recorder.records(job, cards, dealers, scores)
 
 
-def dataset_jobs(rules: Rules, spec: str, deals: int, seed: int, starting_scores: str) -> list[DatasetJob]:
+def dataset_jobs(rules: Rules, spec: str, deals: int, seed: int, starting_scores: str, batched: bool) -> list[DatasetJob]:
     """The jobs of a dataset: fixed runs of :data:`DEAL_BLOCK` blocks (see :data:`BLOCKS_PER_JOB`)."""
-    size = DEAL_BLOCK * BLOCKS_PER_JOB[spec in BATCHED_POLICIES]
-    return [DatasetJob(rules, spec, seed, first, min(size, deals - first), starting_scores)
+    size = DEAL_BLOCK * BLOCKS_PER_JOB[batched]
+    return [DatasetJob(rules, spec, seed, first, min(size, deals - first), starting_scores, batched)
             for first in range(0, deals, size)]
 
 
@@ -192,11 +198,11 @@ def generate_dataset(spec: str, rules: Rules, deals: int, out: str | os.PathLike
     check_dataset_folder(out)
     spec = spec.strip()
     label = agent_factory(spec).label  # an unknown spec is refused before anything is played
-    if label in BATCHED_POLICIES:
-        spec = label
-    else:
-        agent_factory(spec)(rules, seed)  # a checkpoint of other rules is refused now, not in a worker
-    jobs = dataset_jobs(rules, spec, deals, seed, starting_scores)
+    if label in ENGINE_POLICIES:
+        spec, batched = label, True
+    else:  # built now: a checkpoint of other rules is refused here, not in a worker
+        batched = callable(getattr(agent_factory(spec)(rules, seed), "act_batch", None))
+    jobs = dataset_jobs(rules, spec, deals, seed, starting_scores, batched)
     done = [0]
 
     def count(i: int) -> None:
@@ -216,5 +222,5 @@ def generate_dataset(spec: str, rules: Rules, deals: int, out: str | os.PathLike
     return write_dataset(out, rules, label, records, **about)
 
 
-__all__ = ["BATCHED_POLICIES", "DEAL_BLOCK", "STARTING_SCORES", "DatasetJob", "draw_deals", "generate_dataset",
+__all__ = ["DEAL_BLOCK", "ENGINE_POLICIES", "STARTING_SCORES", "DatasetJob", "draw_deals", "generate_dataset",
            "play_job"]

@@ -106,7 +106,7 @@ class DealRecords:
 
     def action_starts(self) -> np.ndarray:
         """Where each deal's actions start in :attr:`actions`."""
-        return np.concatenate([[0], np.cumsum(self.action_counts)[:-1]]).astype(np.int64)
+        return starts_of(self.action_counts)
 
     def zero_sum(self) -> np.ndarray:
         """``[N, sides]`` each side's result: its score change less the others' mean
@@ -140,7 +140,7 @@ class DealRecords:
         parts: dict[str, Any] = {}
         if self.has_values:
             assert self.candidate_counts is not None
-            value_starts = np.concatenate([[0], np.cumsum(self.candidate_counts)[:-1]]).astype(np.int64)
+            value_starts = starts_of(self.candidate_counts)
             chosen = _ranges(value_starts[picked], self.candidate_counts[picked])
             parts = {"candidate_counts": self.candidate_counts[picked], "candidates": self.candidates[chosen],
                      "values": self.values[chosen]}
@@ -216,12 +216,17 @@ class DealRecords:
             raise DatasetError(f"{where}: a column is not of the {DATASET_FORMAT} schema ({e})") from None
 
 
+def starts_of(counts: np.ndarray) -> np.ndarray:
+    """Where each of consecutive runs of ``counts`` items starts (``int64``)."""
+    return (np.cumsum(counts) - counts).astype(np.int64)
+
+
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The indices ``starts[i] … starts[i] + counts[i] - 1`` of every ``i``, in order."""
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    firsts = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    firsts = np.repeat(starts - starts_of(counts), counts)
     return firsts + np.arange(total)
 
 
@@ -512,8 +517,7 @@ def replay_batches(rules: Rules, records: DealRecords, batch_size: int = 1024, *
     slots = DealSlots(engine, records.cards, records.dealer, records.scores.astype(np.int64), order)
     starts, results = records.action_starts(), records.zero_sum()
     side_of_seat = np.array([rules.side_of(s) for s in range(rules.num_players)])
-    value_starts = None if not records.has_values else \
-        np.concatenate([[0], np.cumsum(records.candidate_counts)[:-1]]).astype(np.int64)
+    value_starts = starts_of(records.candidate_counts) if records.candidate_counts is not None else None
     batch = _BatchBuffer(engine, batch_size, records.has_values)
     while len(slots.active):
         active = slots.active
@@ -613,5 +617,6 @@ __all__ = [
     "file_sha256",
     "open_dataset",
     "replay_batches",
+    "starts_of",
     "write_dataset",
 ]

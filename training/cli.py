@@ -19,6 +19,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from training.settings.command_options import (
+    add_distributed_arguments,
+    add_rules_arguments,
+    check_at_least,
+    check_workers,
+    rules_from_args,
+)
+
 DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
                "write an agent's games as a dataset, train an agent by PPO self-play, export its policy, plot a run.")
 
@@ -92,12 +100,6 @@ def _error_text(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def _check_at_least(value: int | None, option: str, minimum: int) -> None:
-    """Refuse a whole-number option below ``minimum``, naming the option as the user wrote it."""
-    if value is not None and value < minimum:
-        raise ValueError(f"{option} must be at least {minimum}, got {value}")
-
-
 # -- demo, train, plot -------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     """Play and print a whole game to 500 between random players."""
@@ -107,7 +109,7 @@ def _demo(args: argparse.Namespace) -> int:
     from five_hundred_env.engine import Game
     from five_hundred_env.rules import make_rules
 
-    _check_at_least(args.seed, "--seed", 0)
+    check_at_least(args.seed, "--seed", 0)
     rules = make_rules(args.rules)
     rng = random.Random(args.seed)
     game = Game(rules, seed=args.seed)
@@ -146,15 +148,6 @@ def _take_valued_options(words: Sequence[str]) -> tuple[list[str], dict[str, str
     return rest, values
 
 
-def _check_workers(workers: int | None, ray_address: str | None) -> None:
-    """--workers (local processes) and --ray-address (the cluster's CPUs decide) exclude each other."""
-    if workers is not None and ray_address is not None:
-        raise ValueError("--workers sets the local worker processes; with --ray-address the cluster's CPUs set "
-                         "how many jobs run at once: give one or the other")
-    if workers is not None and workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
-
-
 def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> list[str]:
     """The config overrides of train's --workers (the rollout warm start's processes) and --ray-address."""
     workers, address = args.workers, values.get("--ray-address", args.ray_address)
@@ -162,7 +155,7 @@ def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> 
         if not values["--workers"].isdigit():
             raise ValueError(f"--workers needs a whole number, got {values['--workers']!r}")
         workers = int(values["--workers"])
-    _check_workers(workers, address)
+    check_workers(workers, address)
     if workers is not None:
         return [f"pretrain.rollouts.workers={workers}"]
     if address is not None:  # as a JSON string, which YAML reads as the very same string
@@ -257,15 +250,6 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 # -- evaluate ----------------------------------------------------------------------------------
-def _rules_from_args(args: argparse.Namespace) -> Any:
-    """The preset of --rules with every --option KEY=VALUE applied."""
-    from five_hundred_env.rules import make_rules
-    from training.settings.config import parse_rule_option  # the one reader of rule-option text (configs use it too)
-
-    options = dict(parse_rule_option(item) for item in getattr(args, "option", None) or [])
-    return make_rules(args.rules, **options)
-
-
 def _evaluate(args: argparse.Namespace) -> int:
     """Duplicate match between two agents (training.evaluation.evaluate); prints a table, optionally writes JSON."""
     from agents.registry import agent_factory
@@ -273,13 +257,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     from training.evaluation.evaluate import duplicate_match
     from training.workers.distributed import LOCAL, Backend
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
     if args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.games < 0:
         raise ValueError(f"--games must be 0 or more, got {args.games}")
-    _check_workers(args.workers, args.ray_address)
+    check_workers(args.workers, args.ray_address)
     backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
     writes_json = args.json is not None and args.json != "-"
     json_path = check_output(args.json, "--json", inputs=[args.agent_a, args.agent_b]) if writes_json else None
@@ -301,13 +285,13 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _dataset(args: argparse.Namespace) -> int:
     """Write the games of an agent as a dataset (training.rollouts.datasets, docs/datasets.md)."""
-    from training.rollouts.datasets import generate_dataset
+    from training.rollouts.datasets import dataset_summary, generate_dataset
     from training.workers.distributed import LOCAL, Backend
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
-    _check_at_least(args.deals, "--deals", 1)
-    _check_workers(args.workers, args.ray_address)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
+    check_at_least(args.deals, "--deals", 1)
+    check_workers(args.workers, args.ray_address)
     backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
 
@@ -317,13 +301,7 @@ def _dataset(args: argparse.Namespace) -> int:
     manifest = generate_dataset(args.agent, rules, args.deals, args.out, seed=args.seed, workers=args.workers or 1,
                                 starting_scores=args.starting_scores, backend=backend,
                                 on_done=report if progress else None)
-    size = sum((Path(args.out).expanduser() / entry["name"]).stat().st_size for entry in manifest["files"])
-    values = ", with the search's candidate values" if manifest["values"] else ""
-    cpu = manifest["cpu_seconds"]
-    speed = f"{manifest['deals'] / cpu:,.0f} deals per CPU-second" if cpu > 0 else "no CPU time measured"
-    print(f"wrote {args.out}: {manifest['deals']:,} deals of {manifest['agent']} ({rules.preset}), "
-          f"{manifest['decisions']:,} decisions{values}; {size:,} bytes in {len(manifest['files'])} file(s); "
-          f"{speed} ({cpu:.1f} CPU-s, {manifest['wall_seconds']:.1f} s)")
+    print(dataset_summary(manifest, args.out))
     return 0
 
 
@@ -332,9 +310,9 @@ def _play(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
     from training.table.terminal import play_in_terminal
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
-    _check_at_least(args.deals, "--deals", 1)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
+    check_at_least(args.deals, "--deals", 1)
     save = check_output(args.save, "--save") if args.save is not None else None
     return play_in_terminal(rules, args.seat, args.opponents, args.seed, args.deals, save)
 
@@ -343,8 +321,8 @@ def _watch(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
     from training.table.watch import watch_in_terminal
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
     gif = check_output(args.gif, "--gif", inputs=args.agents) if args.gif is not None else None
     return watch_in_terminal(rules, args.agents, args.seed, None if args.game else args.deals,
                              gif=gif, viewer=args.viewer, delay=args.delay)
@@ -372,20 +350,6 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _add_rules_arguments(parser: argparse.ArgumentParser, presets: Sequence[str]) -> None:
-    parser.add_argument("--rules", default="australian", choices=presets, help="the preset (default australian)")
-    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="override a rule option, e.g. --option slam_bonus=false (repeatable)")
-
-
-def _add_distributed_arguments(parser: argparse.ArgumentParser, workers_help: str) -> None:
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help=f"{workers_help}; the result does not "
-                        "depend on it")
-    parser.add_argument("--ray-address", metavar="ADDRESS", default=None,
-                        help="run the jobs as Ray tasks on this cluster (host:6379, auto or ray://host:10001; "
-                             "needs the ray extra): see docs/distributed.md")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The five-hundred argument parser, every subcommand with its function in ``func``."""
     from five_hundred_env.rules import PRESETS
@@ -406,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a config key, e.g. train.total_steps=2e6")
     train.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
     train.add_argument("--overwrite", action="store_true", help="start again, deleting only the files in its manifest.json")
-    _add_distributed_arguments(train, "the rollout warm start's worker processes (pretrain.rollouts.workers)")
+    add_distributed_arguments(train, "the rollout warm start's worker processes (pretrain.rollouts.workers)")
     train.set_defaults(func=_train)
     sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
                    "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.algorithms.expert_iteration
@@ -434,20 +398,20 @@ def build_parser() -> argparse.ArgumentParser:
                               epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
     evaluate.add_argument("agent_a", metavar="AGENT_A", help=agent_help)
     evaluate.add_argument("agent_b", metavar="AGENT_B", help=agent_help)
-    _add_rules_arguments(evaluate, presets)
+    add_rules_arguments(evaluate, presets)
     evaluate.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) to play (default 1000)")
     evaluate.add_argument("--games", type=int, default=0, help="also play this many games to 500 (default 0)")
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: when standard error is a terminal)")
-    _add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
+    add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
     evaluate.set_defaults(func=_evaluate)
     dataset = sub.add_parser("dataset", help="write the games of an agent as a dataset: compact records of its deals "
                              "and actions (and a search's candidate values), with a manifest (docs/datasets.md)",
                              epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
     dataset.add_argument("agent", metavar="AGENT", help=f"the agent in every seat: {agent_help}")
-    _add_rules_arguments(dataset, presets)
+    add_rules_arguments(dataset, presets)
     dataset.add_argument("--deals", type=int, required=True, help="deals to play")
     dataset.add_argument("--out", required=True, metavar="DIR", help="the dataset folder to write (new or empty)")
     dataset.add_argument("--seed", type=int, default=0, help="the seed of the deals (and of the agents; default 0)")
@@ -455,10 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the game scores each deal starts from: 0 (default), or drawn over the game's range")
     dataset.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="report the deals done (default: when standard error is a terminal)")
-    _add_distributed_arguments(dataset, "worker processes playing the deals (default 1: this process)")
+    add_distributed_arguments(dataset, "worker processes playing the deals (default 1: this process)")
     dataset.set_defaults(func=_dataset)
     play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
-    _add_rules_arguments(play, presets)
+    add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     play.add_argument("--opponents", default="heuristic", help=f"the other seats' agent (default heuristic): {agent_help}")
     play.add_argument("--seed", type=int, default=0)
@@ -468,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch = sub.add_parser("watch", help="watch agents play each other, every hand shown")
     watch.add_argument("agents", nargs="+", metavar="AGENT",
                        help=f"one agent per side (or per seat), e.g. 'heuristic random': {agent_help}")
-    _add_rules_arguments(watch, presets)
+    add_rules_arguments(watch, presets)
     length = watch.add_mutually_exclusive_group()
     length.add_argument("--deals", type=int, default=1, help="deals to play (default 1)")
     length.add_argument("--game", action="store_true", help="play a whole game to 500 instead")

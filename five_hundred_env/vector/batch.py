@@ -24,11 +24,12 @@ from five_hundred_env.actions import (
     is_card_action,
 )
 from five_hundred_env.cards import KERNEL_MASK_BITS, kernel_card_ids
-from five_hundred_env.engine import Deal, IllegalActionError, check_scores, parse_deal
+from five_hundred_env.engine import Deal, IllegalActionError, parse_deal
 from five_hundred_env.env import check_seed, is_finite_number
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.vector import _step
+from five_hundred_env.vector._deals import check_side_rows, check_sides, deal_masks
 from five_hundred_env.vector._layout import (
     F_ACTION_RNG,
     F_DEAL_RNG,
@@ -67,36 +68,6 @@ def output_buffer(out: np.ndarray | None, shape: tuple[int, ...], dtype: type, n
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape {shape}, got {got}")
     return out
-
-
-MAX_SCORE = 2**31 - 1
-"""The largest score (either sign) a batched game holds; the engine's rows are int64."""
-
-
-def _check_sides(rules: Rules, scores: Sequence[int]) -> list[int]:
-    """``check_scores`` (per side) for a batched game, whose scores must also fit its int64 rows."""
-    sides = check_scores(rules, scores)
-    if any(abs(v) > MAX_SCORE for v in sides):
-        raise ValueError(f"scores must lie within ±{MAX_SCORE:,}, got {sides}")
-    return sides
-
-
-def _check_side_rows(rules: Rules, scores: Any, games: np.ndarray) -> np.ndarray:
-    """``_check_sides`` of many games' scores at once (``[len(games), sides]`` whole numbers)."""
-    rows = np.asarray(scores)
-    if rows.shape != (len(games), rules.num_sides) or not np.issubdtype(rows.dtype, np.integer):
-        raise ValueError(f"scores must be [{len(games)}, {rules.num_sides}] whole numbers (one per side), got shape "
-                         f"{rows.shape} of {rows.dtype}")
-    # A side at the target from defence points alone has not won while a contract is needed (§9).
-    top = MAX_SCORE + 1 if rules.win_needs_contract else min(rules.target, MAX_SCORE + 1)
-    bad = ((rows >= top) | (rows <= max(rules.losing_score, -MAX_SCORE - 1))).any(axis=1)
-    if bad.any():
-        first = int(np.argmax(bad))
-        try:
-            _check_sides(rules, rows[first].tolist())
-        except ValueError as e:
-            raise ValueError(f"game {games[first]}: {e}") from None
-    return rows
 
 
 def _write_scores(row: np.ndarray, sides: list[int]) -> None:
@@ -279,7 +250,7 @@ class BatchEngine:
         the scores its episodes start from. Bad input raises ``ValueError`` and changes nothing."""
         self._check_game(game)
         hand_masks, kitty_mask = parse_deal(self.rules, hands, kitty, dealer)
-        sides = _check_sides(self.rules, scores) if scores is not None else None
+        sides = check_sides(self.rules, scores) if scores is not None else None
         row = self._state[game]
         self._write_dealt(row, hand_masks, kitty_mask)
         if sides is not None:
@@ -299,38 +270,19 @@ class BatchEngine:
         first game at fault, and changes nothing."""
         games = self._check_games(games)
         rules = self.rules
-        n, width = rules.num_players, rules.num_players * rules.hand_size + rules.kitty_size
         if len(np.unique(games)) != len(games):
             raise ValueError(f"games must be distinct, got {games.tolist()}")
-        cards = np.asarray(cards)
-        if cards.shape != (len(games), width) or not np.issubdtype(cards.dtype, np.integer):
-            raise ValueError(f"cards must be [{len(games)}, {width}] card ids ({n} hands of {rules.hand_size}, then "
-                             f"the kitty of {rules.kitty_size}), got shape {cards.shape} of {cards.dtype}")
-        dealers = np.asarray(dealers)
-        if (dealers.shape != games.shape or not np.issubdtype(dealers.dtype, np.integer)
-                or ((dealers < 0) | (dealers >= n)).any()):
-            raise ValueError(f"dealers must be {len(games)} seats 0..{n - 1}, got {dealers!r}")
-        inside = (cards >= 0) & (cards < len(self._bit_of_card))
-        bits = np.where(inside, self._bit_of_card[np.where(inside, cards, 0)], -1)
-        if (bits < 0).any():
-            row, column = np.argwhere(bits < 0)[0]
-            raise ValueError(f"game {games[row]}: card id {cards[row, column]} is not in the {rules.preset} pack")
-        ones = np.left_shift(np.uint64(1), bits.astype(np.uint64))
-        hands = np.bitwise_or.reduce(ones[:, :n * rules.hand_size].reshape(len(games), n, rules.hand_size), axis=2)
-        kitty = np.bitwise_or.reduce(ones[:, n * rules.hand_size:], axis=1)
-        repeated = np.bitwise_count(np.bitwise_or.reduce(hands, axis=1) | kitty) != width
-        if repeated.any():
-            raise ValueError(f"game {games[np.argmax(repeated)]}: a card is dealt twice")
-        sides = None if scores is None else _check_side_rows(rules, scores, games)
+        hands, kitty, dealers = deal_masks(rules, self._bit_of_card, games, cards, dealers)
+        sides = None if scores is None else check_side_rows(rules, scores, games)
         state = self._state
         state[games, F_DEALT:F_DEALT + MAX_SEATS] = 0
-        state[games, F_DEALT:F_DEALT + n] = hands.view(np.int64)
+        state[games, F_DEALT:F_DEALT + rules.num_players] = hands.view(np.int64)
         state[games, F_KITTY] = kitty.view(np.int64)
         if sides is not None:
             for first in (F_SCORES, F_START_SCORES):
                 state[games, first:first + MAX_SEATS] = 0
                 state[games, first:first + rules.num_sides] = sides
-        _step.load_deals(state, games.astype(np.int64), self._opts, dealers.astype(np.int64))
+        _step.load_deals(state, games.astype(np.int64), self._opts, dealers)
         self._refresh(games)
 
     def _write_dealt(self, row: np.ndarray, hands: Sequence[int], kitty: int) -> None:
@@ -348,7 +300,7 @@ class BatchEngine:
         self._check_game(game)
         if not isinstance(deal, Deal) or deal.rules != self.rules:
             raise ValueError(f"deal must be a Deal of this engine's rules ({self.rules.describe()}), got {deal!r}")
-        sides = _check_sides(self.rules, scores) if scores is not None else None
+        sides = check_sides(self.rules, scores) if scores is not None else None
         history = np.array(deal.history, dtype=np.int64)
         if ((history < 0) | (history >= NUM_UNIVERSAL_ACTIONS)).any():
             raise ValueError(f"the deal's history holds ids that are no actions: {history.tolist()}")
@@ -374,7 +326,7 @@ class BatchEngine:
         if width == 0 or not deals or count > self.num_games:
             raise ValueError(f"give at least one deal and one action, for at most {self.num_games} games: "
                              f"{len(deals)} deals, {width} actions")
-        sides = _check_sides(self.rules, scores) if scores is not None else None
+        sides = check_sides(self.rules, scores) if scores is not None else None
         for deal in deals:
             if not isinstance(deal, Deal) or deal.rules != self.rules:
                 raise ValueError(f"deals must be Deals of this engine's rules ({self.rules.describe()}), got {deal!r}")
@@ -445,7 +397,7 @@ class BatchEngine:
         trainer draws each deal's starting scores this way). Scores that would end the game at
         once (§9) raise ``ValueError`` and change nothing."""
         self._check_game(game)
-        _write_scores(self._state[game], _check_sides(self.rules, scores))
+        _write_scores(self._state[game], check_sides(self.rules, scores))
         self._refresh(np.array([game]))
 
     # -- stepping -----------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -222,5 +223,17 @@ def generate_dataset(spec: str, rules: Rules, deals: int, out: str | os.PathLike
     return write_dataset(out, rules, label, records, **about)
 
 
-__all__ = ["DEAL_BLOCK", "ENGINE_POLICIES", "STARTING_SCORES", "DatasetJob", "draw_deals", "generate_dataset",
-           "play_job"]
+def dataset_summary(manifest: dict[str, Any], out: str | os.PathLike[str]) -> str:
+    """The line ``five-hundred dataset`` ends with: what was written to ``out``, its size, and how fast."""
+    size = sum((Path(out).expanduser() / entry["name"]).stat().st_size for entry in manifest["files"])
+    values = ", with the search's candidate values" if manifest["values"] else ""
+    cpu = manifest["cpu_seconds"]
+    speed = f"{manifest['deals'] / cpu:,.0f} deals per CPU-second" if cpu > 0 else "no CPU time measured"
+    preset = manifest["rules"]["preset"]
+    return (f"wrote {out}: {manifest['deals']:,} deals of {manifest['agent']} ({preset}), {manifest['decisions']:,} "
+            f"decisions{values}; {size:,} bytes in {len(manifest['files'])} file(s); {speed} ({cpu:.1f} CPU-s, "
+            f"{manifest['wall_seconds']:.1f} s)")
+
+
+__all__ = ["DEAL_BLOCK", "ENGINE_POLICIES", "STARTING_SCORES", "DatasetJob", "dataset_summary", "draw_deals",
+           "generate_dataset", "play_job"]

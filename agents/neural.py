@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -341,6 +342,15 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any], tag: str | None =
     write_atomic(path, lambda f: torch.save({"format": CHECKPOINT_FORMAT, **payload}, f), tag)
 
 
+def torch_load_failure(error: Exception) -> str:
+    """One line for why ``torch.load(..., weights_only=True)`` failed: torch's weights-only refusal is
+    a long text with terminal colours and advice to allowlist code; its own diagnosis is the line
+    that names the culprit."""
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()
+    why = next((ln.strip() for ln in lines if "WeightsUnpickler error" in ln), lines[0].strip() if lines else "")
+    return f"{type(error).__name__}: {why.split(' Please use ')[0]}"  # not torch's advice to allowlist the culprit
+
+
 def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[str, Any]:
     """Load a checkpoint or a policy file (:func:`agents.policy_files.export_policy`) with ``weights_only=True``
     (tensors and plain data only, never code) and check it: a missing file, a corrupt or foreign
@@ -355,11 +365,8 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a damaged file (pickle, zip, EOF, runtime)
-        lines = str(e).splitlines()
-        # torch's weights-only refusal is long; its own diagnosis is the line that names the culprit
-        why = next((ln.strip() for ln in lines if "WeightsUnpickler error" in ln), lines[0] if lines else "")
         raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, unsafe or not a torch "
-                              f"file): {type(e).__name__}: {why}") from None
+                              f"file): {torch_load_failure(e)}") from None
     found = data.get("format") if isinstance(data, dict) else type(data).__name__
     if found not in (CHECKPOINT_FORMAT, POLICY_FORMAT):
         raise CheckpointError(f"{path} is not a five-hundred training checkpoint or policy file "

@@ -5,7 +5,8 @@ A *spec* is what every command and function that takes an agent accepts (``five-
 :func:`agent_factory`, the training opponents through :func:`make_agent`):
 
 * a registered name: ``random``, ``heuristic``, ``pimc`` (search), ``pretrained`` (the shipped
-  network of the rules' preset, :mod:`agents.pretrained`), or any name given to :func:`register_agent`;
+  network of the rules' preset, :mod:`agents.pretrained`), ``scratch`` (the shipped network learned
+  from a random start with no heuristic in its training), or any name given to :func:`register_agent`;
 * the path of a trained checkpoint or policy file (loaded by :func:`agents.neural.load_agent`);
 * the path of a ``.zip`` saved by sb3-contrib's ``MaskablePPO`` (wrapped in :class:`SB3Agent`),
   read as data: the policy's weights and architecture, never the objects pickled in the file
@@ -40,10 +41,11 @@ import numpy as np
 
 from agents.base import Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
-from agents.pretrained import load_pretrained
+from agents.pretrained import load_pretrained, load_scratch
 from agents.search import PIMCAgent
 from agents.search.pimc import set_spec_resolver
 from agents.split import DecisionSplitAgent
+from five_hundred_env import wrappers
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
@@ -196,6 +198,12 @@ def _pretrained(rules: Rules, seed: int | None) -> Agent:
     return load_pretrained(rules, seed)
 
 
+def _scratch(rules: Rules, seed: int | None) -> Agent:
+    """The shipped network learned from a random start (:func:`agents.pretrained.load_scratch`)."""
+    _neural(f"the scratch network of {rules.preset!r}")
+    return load_scratch(rules, seed)
+
+
 def _path_builder(path: str | os.PathLike[str]) -> BuildAgent:
     """The builder of a checkpoint or SB3 model file (by its suffix), or of ``trusted:PATH.zip``;
     a missing file is refused now."""
@@ -216,8 +224,9 @@ _REGISTRY: dict[str, AgentFactory] = {
     "heuristic": AgentFactory("heuristic", HeuristicAgent),
     "pimc": AgentFactory("pimc", PIMCAgent),  # search at every kind of decision (agents/search, docs/search.md)
     "pretrained": AgentFactory("pretrained", _pretrained),  # the shipped networks (agents/pretrained, docs/agents.md)
+    "scratch": AgentFactory("scratch", _scratch),  # learned from a random start, no heuristic (docs/scratch.md)
 }
-BUILTIN_AGENTS = ("random", "heuristic", "pimc", "pretrained")
+BUILTIN_AGENTS = ("random", "heuristic", "pimc", "pretrained", "scratch")
 """The names registered from the start (they cannot be unregistered)."""
 
 
@@ -291,6 +300,7 @@ def agent_factory(spec: str) -> AgentFactory:
 
 
 set_spec_resolver(agent_factory)  # PIMCAgent's base and rollout take specs too (it cannot import this module)
+wrappers.set_spec_builder(lambda spec, rules, seed: make_agent(spec, rules, seed))  # and SingleAgentEnv's opponents
 
 
 def _is_trusted_file(text: str) -> bool:

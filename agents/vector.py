@@ -27,11 +27,18 @@ ENGINE_RANDOM = "random"
 
 def vector_opponent(opponent: str | Agent | Any, rules: Rules | str, seed: int | None = None) -> Any:
     """What :class:`SingleAgentVectorEnv` takes for ``opponent``: ``"random"`` as it is (the
-    engine samples it), any other spec built by :func:`agents.registry.make_agent` for these rules
-    and seed, and an agent or object with ``act_batch``/``act`` as it is."""
+    engine samples it); ``"heuristic"`` as the compiled heuristic
+    (:class:`agents.heuristic.compiled.HeuristicPolicy`: ``HeuristicAgent``'s decisions, a batch in one
+    call, several times faster); any other spec built by :func:`agents.registry.make_agent` for these
+    rules and seed; and an agent or object with ``act_batch``/``act`` as it is."""
     if not isinstance(opponent, str) or opponent == ENGINE_RANDOM:
         return opponent
-    return make_agent(opponent, make_rules(rules) if isinstance(rules, str) else rules, seed)
+    rules = make_rules(rules) if isinstance(rules, str) else rules
+    if opponent == "heuristic":
+        from agents.heuristic.compiled import HeuristicPolicy  # compiles on first use: imported only when asked
+
+        return HeuristicPolicy(rules)
+    return make_agent(opponent, rules, seed)
 
 
 def vector_env(rules: Rules | str = "australian", num_envs: int = 64, *, opponent: str | Agent | Any = "heuristic",

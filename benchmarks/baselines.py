@@ -1,6 +1,6 @@
 """Baselines from a random start: each algorithm trained for the same CPU budget, evaluated along the way.
 
-    python benchmarks/baselines.py --minutes 2 --seeds 1 --presets australian --out docs/baselines.md
+    python benchmarks/baselines.py --minutes 2 --seeds 1 --presets australian --out runs/baselines.md
 
 For every preset, algorithm and seed: a run from a random start (no imitation, no heuristic
 advice in the network) trained in chunks until ``--minutes`` of this process's CPU time have
@@ -11,6 +11,8 @@ moments along the way. Algorithms (``--algorithms``):
 * ``ppo``: ``training.algorithms.ppo`` (the default config's PPO, self-play with a snapshot pool and
   random/heuristic opponents, ``network.advice: none``, no warm start);
 * ``dmc``: ``training.algorithms.dmc`` (the defaults of ``configs/dmc_australian.yaml``);
+* ``scratch``: the tabula-rasa recipe, ``configs/scratch_australian.yaml`` (DMC with its curriculum,
+  docs/scratch.md), the preset changed;
 * ``maskable_ppo``: sb3-contrib's ``MaskablePPO`` on ``gymnasium.make("FiveHundred-v1")`` (one
   side against heuristic opponents), its defaults;
 * ``rllib_ppo``: RLlib's PPO on the adapter ``five_hundred_env.integrations.rllib``, set up by
@@ -20,7 +22,9 @@ moments along the way. Algorithms (``--algorithms``):
 Writes ``--out`` (the table: mean over seeds and the spread, CPU-minutes, learner steps; and for
 reference the heuristic, the shipped ``pretrained`` network and ``pimc`` over ``--pimc-deals``
 boards), one plot per preset beside it (``baselines_<preset>.png``: the score against
-CPU-minutes) and ``--json`` (every evaluation point).
+CPU-minutes) and ``--json`` (every evaluation point). Both are written again as each run finishes, so
+a crash or a stop keeps the rows done; the same command run again resumes from ``--json``, training only
+the runs it lacks (a run that failed, e.g. Ray not starting, is reported and the others go on).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from five_hundred_env.files import write_atomic
 
 Log = Callable[[str], None]
 OPPONENTS = ("random", "heuristic")
@@ -77,19 +82,21 @@ class PPORun:
 
 
 class DMCRun(PPORun):
-    """``training.algorithms.dmc`` from a random start, a few updates at a time."""
+    """``training.algorithms.dmc`` from a random start, a few updates at a time, with the settings of ``recipe``."""
 
     chunk_updates = 3
+    recipe, name = "dmc_australian.yaml", "dmc"
 
     def __init__(self, preset: str, seed: int, folder: Path) -> None:
         from training.algorithms.dmc import DmcConfig
         from training.settings.config import config_from_dict, load_config
 
-        defaults = load_config(Path(__file__).parent.parent / "configs" / "dmc_australian.yaml", model=DmcConfig).to_dict()
+        defaults = load_config(Path(__file__).parent.parent / "configs" / self.recipe, model=DmcConfig).to_dict()
         defaults.update(seed=seed, rules={"preset": preset, "options": {}})
         defaults["train"]["total_steps"] = 10**12
         defaults["evaluation"].update(interval=0, final_deals=0)
-        defaults["logging"].update(dir=str(folder), run_name=f"dmc_{preset}_{seed}", tensorboard=False, progress=False)
+        defaults["logging"].update(dir=str(folder), run_name=f"{self.name}_{preset}_{seed}", tensorboard=False,
+                                   progress=False)
         self.config = config_from_dict(defaults, model=DmcConfig)  # type: ignore[assignment]
         self.started, self.steps = False, 0
 
@@ -98,6 +105,12 @@ class DMCRun(PPORun):
 
         result = train_dmc(self.config, resume=self.started, stop_after_updates=self.chunk_updates, log=quiet)  # type: ignore[arg-type]
         self.started, self.steps = True, result.global_step
+
+
+class ScratchRun(DMCRun):
+    """The tabula-rasa recipe (``configs/scratch_australian.yaml``: DMC with its curriculum), the preset changed."""
+
+    recipe, name = "scratch_australian.yaml", "scratch"
 
 
 class MaskablePPORun:
@@ -187,7 +200,7 @@ class RLlibPPORun:
         self.algo.stop()
 
 
-RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun, "rllib_ppo": RLlibPPORun}
+RUNS = {"ppo": PPORun, "dmc": DMCRun, "maskable_ppo": MaskablePPORun, "rllib_ppo": RLlibPPORun, "scratch": ScratchRun}
 
 NOTES = [
     "## What these runs are",
@@ -195,6 +208,8 @@ NOTES = [
     "- **ppo**: `training.algorithms.ppo` with the default config but `network.advice: none`, `num_envs: 32`, `num_steps: 64`,",
     "  no learning-rate annealing and no warm start (self-play, a snapshot pool, random and heuristic opponents).",
     "- **dmc**: `training.algorithms.dmc` with `configs/dmc_australian.yaml`'s settings (docs/dmc.md), the preset changed.",
+    "- **scratch**: the tabula-rasa recipe, `configs/scratch_australian.yaml` (DMC with a curriculum, docs/scratch.md), the",
+    "  preset changed; at these budgets its curriculum has barely begun to fade (it spans 100 M learner steps).",
     "- **maskable_ppo**: sb3-contrib's `MaskablePPO` (`MlpPolicy`, its defaults) on",
     "  `gymnasium.make(\"FiveHundred-v1\", team=0, opponents=heuristic)`: one side against heuristic opponents.",
     "- **rllib_ppo**: RLlib's PPO (new API stack) on `five_hundred_env.integrations.rllib.FiveHundredMultiAgentEnv`,",
@@ -355,14 +370,17 @@ def plot(results: list[dict[str, Any]], presets: list[str], folder: Path) -> Non
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=2.0, help="training CPU-minutes per run")
+    parser.add_argument("--minutes", type=float, default=2.0,
+                        help="training CPU-minutes per run (the smallest that runs every phase: 0.2, what the tests use; "
+                             "1 for the short setting, 4 for the full run)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--presets", nargs="+", default=["australian"])
     parser.add_argument("--algorithms", nargs="+", default=list(RUNS), choices=list(RUNS))
     parser.add_argument("--points", type=int, default=3, help="evaluations along each run")
     parser.add_argument("--eval-deals", type=int, default=200)
     parser.add_argument("--pimc-deals", type=int, default=40, help="boards of the pimc reference row (0: none)")
-    parser.add_argument("--out", default="docs/baselines.md")
+    parser.add_argument("--out", default="runs/baselines.md",
+                        help="the table (default: %(default)s; docs/baselines.md is the published one)")
     parser.add_argument("--json", default=None, help="default: --out with .json")
     parser.add_argument("--from-json", nargs="+", default=None,
                         help="write --out again from runs' JSON files (no training); several: runs made side by side, "
@@ -383,23 +401,65 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    command = "python benchmarks/baselines.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = shown_command(sys.argv[1:] if argv is None else argv)
+    json_path = Path(args.json or Path(args.out).with_suffix(".json"))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    done = resumed(json_path, command, parser)
+    results, references, wall_before = done["runs"], done["references"], done["wall_s"]
     started = time.time()
-    results = []
+
+    def save() -> None:
+        """The JSON and the table as they stand: a crash or a stop after this keeps every finished run."""
+        wall = wall_before + time.time() - started
+        text = json.dumps({"command": command, "wall_s": wall, "runs": results, "references": references}, indent=1)
+        write_atomic(json_path, lambda f: f.write(text.encode()))
+        write_report(results, references, args, [command], wall)
+
+    failed = []
     with tempfile.TemporaryDirectory() as folder:
         for preset in args.presets:
             for algorithm in args.algorithms:
                 for seed in range(1, args.seeds + 1):
-                    results.append(train_and_evaluate(algorithm, preset, seed, args.minutes, args.points, args.eval_deals,
-                                                      Path(folder), print))
-    references = reference_rows(args.presets, args.eval_deals, args.pimc_deals, print)
-    wall = time.time() - started
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json or Path(args.out).with_suffix(".json")).write_text(
-        json.dumps({"command": command, "wall_s": wall, "runs": results, "references": references}, indent=1))
-    write_report(results, references, args, [command], wall)
-    print(f"wrote {args.out} in {wall / 60:.1f} minutes")
+                    if any((r["preset"], r["algorithm"], r["seed"]) == (preset, algorithm, seed) for r in results):
+                        continue  # resumed: this run is in the JSON already
+                    try:
+                        results.append(train_and_evaluate(algorithm, preset, seed, args.minutes, args.points,
+                                                          args.eval_deals, Path(folder), print))
+                    except Exception as error:  # one algorithm's failure (Ray not starting) costs its row alone
+                        failed.append(f"{algorithm} on {preset}, seed {seed}")
+                        print(f"baselines: {failed[-1]} failed ({type(error).__name__}: {error}); the others go on")
+                        continue
+                    save()
+    if not references:
+        references = reference_rows(args.presets, args.eval_deals, args.pimc_deals, print)
+    save()
+    print(f"wrote {args.out} and {json_path} in {(time.time() - started) / 60:.1f} minutes")
+    if failed:
+        print(f"baselines: {len(failed)} run(s) failed ({'; '.join(failed)}): run the same command again to retry them")
+        return 1
     return 0
+
+
+def shown_command(argv: list[str]) -> str:
+    """The command as the report shows it: a file given by an absolute path is shown by its name alone
+    (the report tells how to run it, not where on one machine it ran)."""
+    words = [Path(w).name if Path(w).is_absolute() else w for w in argv]
+    return "python benchmarks/baselines.py " + " ".join(words)
+
+
+def resumed(json_path: Path, command: str, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """What an earlier run of the same command left in ``json_path`` (nothing when it does not exist)."""
+    if not json_path.exists():
+        return {"runs": [], "references": [], "wall_s": 0.0}
+    try:
+        data = json.loads(json_path.read_text())
+        ran = data["command"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        parser.error(f"{json_path} is not a baselines JSON to resume from ({error}): give another --out or --json")
+    if ran != command:
+        parser.error(f"{json_path} holds the runs of another command ({ran}): give another --out or --json to start anew")
+    print(f"resuming from {json_path}: {len(data['runs'])} run(s) done")
+    return data
 
 
 if __name__ == "__main__":

@@ -333,6 +333,13 @@ class raw_env(AECEnv):
             raise RuntimeError("call reset() before last()")
         return super().last(observe)
 
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """The agents to act, one at a time, until every agent is done (PettingZoo's iterator); before
+        ``reset()`` a ``RuntimeError`` (it would otherwise yield nothing, silently)."""
+        if self.game is None:
+            raise RuntimeError("call reset() before agent_iter()")
+        return super().agent_iter(max_iter)
+
     def legal_actions(self) -> list[int]:
         """The legal action ids of the agent to act (none once it is done: it must step ``None``)."""
         if self.game is None:

@@ -113,10 +113,12 @@ class Rules:
 
     @property
     def num_jokers(self) -> int:
+        """How many jokers the deck holds (1, or 2 for the 46-card French pack)."""
         return 2 if self.deck >> JOKER2 & 1 else 1
 
     @property
     def two_jokers(self) -> bool:
+        """Whether the deck holds two jokers (the options of two-joker decks apply)."""
         return self.num_jokers == 2
 
     @property

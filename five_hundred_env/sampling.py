@@ -135,6 +135,7 @@ class InfoSet:
 
     @property
     def kitty_taken(self) -> bool:
+        """Whether the auction is over and the contractor has taken the kitty (so the hidden cards hold no kitty)."""
         return self.contractor >= 0 and self.phase != Phase.BIDDING
 
     def sitting_out(self) -> tuple[int, ...]:

@@ -20,7 +20,10 @@ against given opponent policies.
   seat — for a team, its side's result, counted once), so the episode's rewards sum to the
   learner's side's result(s).
 * **Opponents**: ``opponents`` is one callable ``policy(observation_dict) -> action_id`` for every
-  other seat, or a mapping from seat (or agent name) to such a callable; seats left out play
+  other seat, or a mapping from seat (or agent name) to such a callable; an agent spec
+  (``"heuristic"``, ``"pretrained"``, a checkpoint's path …) stands for the agent it names, built
+  for every opponent seat by the agents package once it is imported (``import agents``: this
+  package knows no agents, so the agents package hands it its builder); seats left out play
   uniformly random legal actions drawn from the wrapper's ``np_random``, which ``reset(seed=s)``
   seeds. A policy object with a ``seed(int)`` method is reseeded on a seeded reset. An opponent's
   illegal action raises :class:`~five_hundred_env.engine.IllegalActionError`.
@@ -51,6 +54,19 @@ from five_hundred_env.env import check_seed, raw_env
 
 Policy = Callable[[dict[str, np.ndarray]], int]
 """An opponent: the AEC observation dict of its seat in, a legal action id out."""
+
+SpecBuilder = Callable[[str, Any, int | None], Policy]
+"""Builds the agent an agent spec names, for rules and a seed (``agents.registry.make_agent``)."""
+
+_spec_builder: SpecBuilder | None = None
+
+
+def set_spec_builder(builder: SpecBuilder) -> None:
+    """Let :class:`SingleAgentEnv` take agent specs as opponents (the agents package calls this as it
+    is imported: the environment package cannot import it)."""
+    global _spec_builder
+    _spec_builder = builder
+
 
 GYMNASIUM_ID = "FiveHundred-v1"
 """The Gymnasium id of :class:`SingleAgentEnv` (its version follows the AEC env's ``five_hundred_v1``)."""
@@ -112,11 +128,10 @@ class SingleAgentEnv(gymnasium.Env):
     def _opponent_policies(self, opponents: Any, seats: list[int]) -> dict[str, Policy | None]:
         agents = self.aec_env.possible_agents
         others = [a for i, a in enumerate(agents) if i not in seats]
+        if isinstance(opponents, str):
+            return {agent: self._built(opponents, seat) for seat, agent in enumerate(agents) if agent in others}
         if opponents is None or callable(opponents):
             return dict.fromkeys(others, opponents)
-        if isinstance(opponents, str):  # an agent spec: the agents package builds it (this package knows no agents)
-            raise ValueError(f"opponents={opponents!r}: pass the agent itself, e.g. "
-                             f"agents.make_agent({opponents!r}, rules), a mapping seat -> agent, or None")
         if not isinstance(opponents, Mapping):
             raise ValueError("opponents must be a callable, a mapping seat -> callable, or None")
         policies: dict[str, Policy | None] = dict.fromkeys(others)
@@ -124,10 +139,19 @@ class SingleAgentEnv(gymnasium.Env):
             agent = agents[key] if isinstance(key, int) and 0 <= key < len(agents) else key
             if agent not in policies:
                 raise ValueError(f"opponents: {key!r} is not an opponent seat (opponents: {', '.join(others)})")
+            if isinstance(policy, str):
+                policy = self._built(policy, agents.index(agent))
             if not callable(policy):
                 raise ValueError(f"opponents: the policy for {key!r} is not callable")
             policies[agent] = policy
         return policies
+
+    def _built(self, spec: str, seat: int) -> Policy:
+        """The agent an opponent's spec names (seeded by its seat; a seeded reset reseeds it)."""
+        if _spec_builder is None:
+            raise ValueError(f"opponents: {spec!r} is an agent spec, which the agents package builds: "
+                             f"`import agents` first, or pass the agent itself (agents.make_agent({spec!r}, rules))")
+        return _spec_builder(spec, self.aec_env.rules, seat)
 
     # -- Gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:

@@ -58,11 +58,11 @@ def random_start_score(baselines) -> list[float]:
     return baselines.evaluate("random", "australian", DEALS, SEED)["random"]
 
 
-# PPO learns in the default run; the other three algorithms' runs (about a CPU-minute each with their
+# PPO learns in the default run; the other algorithms' runs (about a CPU-minute each with their
 # evaluations, RLlib's start-up included) under ``-m full``. In the default run DMC's tiny run must beat
 # its random start too (tests/test_dmc.py); MaskablePPO and RLlib's PPO train there without a strength
 # check (tests/test_sb3_vector.py, tests/test_env_wrappers.py, tests/test_rllib.py).
-LONG_RUNS = [pytest.param(name, marks=pytest.mark.full) for name in ("dmc", "maskable_ppo", "rllib_ppo")]
+LONG_RUNS = [pytest.param(name, marks=pytest.mark.full) for name in ("dmc", "scratch", "maskable_ppo", "rllib_ppo")]
 
 
 @pytest.mark.parametrize("algorithm", ["ppo", *LONG_RUNS])
@@ -123,3 +123,46 @@ def test_too_few_boards_for_an_interval_is_refused(baselines, capsys) -> None:
     with pytest.raises(SystemExit):
         baselines.main(["--pimc-deals", "1"])
     assert "--pimc-deals 0 or at least 2" in capsys.readouterr().err
+
+
+def test_rows_are_kept_as_runs_finish_and_the_same_command_resumes(baselines, tmp_path, monkeypatch, capsys) -> None:
+    """A failed algorithm costs its own row; the finished ones are on disk at once; the command run again
+    trains only what is missing."""
+    trained: list[str] = []
+
+    def fake_run(algorithm, preset, seed, minutes, points, deals, folder, log):
+        trained.append(algorithm)
+        if algorithm == "rllib_ppo":
+            raise RuntimeError("Ray did not start")
+        point = {"cpu_minutes": minutes, "steps": 10, "random": [500.0, 490.0, 510.0], "heuristic": [-90.0, -99.0, -80.0]}
+        return {"algorithm": algorithm, "preset": preset, "seed": seed, "curve": [point]}
+
+    monkeypatch.setattr(baselines, "train_and_evaluate", fake_run)
+    monkeypatch.setattr(baselines, "reference_rows", lambda presets, deals, pimc_deals, log: [])
+    out = tmp_path / "b.md"
+    argv = ["--algorithms", "ppo", "rllib_ppo", "dmc", "--out", str(out), "--pimc-deals", "0"]
+    assert baselines.main(argv) == 1
+    assert "rllib_ppo on australian, seed 1 failed (RuntimeError: Ray did not start); the others go on" in capsys.readouterr().out
+    data = json.loads(out.with_suffix(".json").read_text())
+    assert [r["algorithm"] for r in data["runs"]] == ["ppo", "dmc"]
+    assert "| dmc | australian | +500 | -90 |" in out.read_text()
+    assert str(tmp_path) not in data["command"], "the report names the file, not the machine's folder"
+
+    trained.clear()
+    def ray_starts_now(algorithm, *rest):
+        return fake_run(algorithm, *rest) if algorithm != "rllib_ppo" else {**fake_run("ppo", *rest), "algorithm": algorithm}
+
+    monkeypatch.setattr(baselines, "train_and_evaluate", ray_starts_now)
+    assert baselines.main(argv) == 0
+    assert trained == ["ppo"], "only the missing run is trained again (ppo stands in for rllib_ppo here)"
+    assert [r["algorithm"] for r in json.loads(out.with_suffix(".json").read_text())["runs"]] == ["ppo", "dmc", "rllib_ppo"]
+
+    with pytest.raises(SystemExit):  # another command's JSON is not resumed
+        baselines.main([*argv, "--minutes", "3"])
+
+
+def test_help_names_the_default_output_and_the_smallest_budget(baselines, capsys) -> None:
+    with pytest.raises(SystemExit):
+        baselines.main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "default: runs/baselines.md" in shown and "the smallest that runs every phase: 0.2" in shown

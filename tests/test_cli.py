@@ -355,7 +355,7 @@ def test_ctrl_c_in_the_warm_start_says_where_and_exits_130(tmp_path, capsys, mon
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ppo, "run_warm_starts", interrupted)
-    assert main(["train", "configs/quickstart.yaml", f"logging.dir={tmp_path}"]) == 130
+    assert main(["train", "configs/ppo_italian_3p.yaml", f"logging.dir={tmp_path}"]) == 130  # a PPO run with a warm start
     out, err = capsys.readouterr()
     assert "interrupted during the warm start" in out and "--overwrite" in out  # no checkpoint yet
     assert err.strip() == "five-hundred: interrupted" and "Traceback" not in out + err

@@ -18,7 +18,7 @@ def write(tmp_path, text: str, name: str = "run.yaml"):
 
 
 def test_empty_config_takes_the_defaults(tmp_path):
-    config = load_config(write(tmp_path, ""))
+    config = load_config(write(tmp_path, "{}\n"))
     assert config == Config(logging={"run_name": "run"})
     assert config.to_rules().preset == "australian"
     assert config.logging.run_name == "run"  # named after the file
@@ -124,3 +124,31 @@ def test_shipped_configs_are_valid(name):
     assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
                                         "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46",
                                         "ppo_six_handed": "six_handed"}[name]
+
+
+def test_an_empty_file_is_refused_not_run_at_full_length(tmp_path):
+    with pytest.raises(ConfigError, match=r"the file is empty; write \{\} in it for every default"):
+        load_config(write(tmp_path, "# nothing yet\n\n"))
+
+
+def test_a_folder_given_as_the_config_is_named_a_folder(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a folder, not a file"):
+        load_config(tmp_path)
+
+
+def test_an_unknown_algorithm_names_both_and_says_got_once(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, "train:\n  algorithm: DMC\n"))
+    assert "'ppo' (PPO self-play) or 'dmc' (Deep Monte-Carlo), got 'DMC'" in str(caught.value)
+    assert str(caught.value).count("got") == 1
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, "logging:\n  run_name: a/b\n"))
+    assert str(caught.value).count("got 'a/b'") == 1
+
+
+@pytest.mark.parametrize("key", ["checkpoint.dir", "logging.dir"])
+@pytest.mark.parametrize("folder", ["/dev", "/proc/self", "/sys", "/etc/x"])
+def test_system_folders_are_refused_for_a_runs_files(tmp_path, key, folder):
+    with pytest.raises(ConfigError, match=f"{key}: dir '{folder}' is inside the system folder /"):
+        load_config(write(tmp_path, "{}\n"), [f"{key}={folder}"])
+    assert load_config(write(tmp_path, "{}\n"), [f"{key}={tmp_path / 'mine'}"])  # a folder of one's own is taken

@@ -92,9 +92,9 @@ def test_evaluate_with_workers_prints_the_same_report(capsys, monkeypatch):
 @pytest.mark.parametrize("argv", [
     ["evaluate", "random", "random", "--workers", "2", "--ray-address", "head:6379"],
     ["evaluate", "random", "random", "--workers", "0"],
-    ["train", "configs/quickstart.yaml", "--workers", "2", "--ray-address", "head:6379"],
-    ["train", "configs/quickstart.yaml", "train.total_steps=0", "--workers", "two"],
-    ["train", "configs/quickstart.yaml", "--ray-address"],
+    ["train", "configs/ppo_italian_3p.yaml", "--workers", "2", "--ray-address", "head:6379"],
+    ["train", "configs/ppo_italian_3p.yaml", "train.total_steps=0", "--workers", "two"],
+    ["train", "configs/ppo_italian_3p.yaml", "--ray-address"],
 ])
 def test_contradictory_or_bad_worker_options_are_one_line(argv, capsys):
     assert main([*argv]) == 2
@@ -114,7 +114,7 @@ def test_train_worker_options_become_config_keys(options, expected, monkeypatch)
 
     seen = []
     monkeypatch.setattr(ppo, "train", lambda config, resume, overwrite: seen.append(config))
-    assert main(["train", str(ROOT / "configs" / "quickstart.yaml"), *options]) == 0
+    assert main(["train", str(ROOT / "configs" / "ppo_italian_3p.yaml"), *options]) == 0  # a PPO config
     d = seen[0].distributed
     assert (d.backend, d.address, seen[0].pretrain.rollouts.workers) == expected
 

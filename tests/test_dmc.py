@@ -109,3 +109,21 @@ def test_the_train_command_picks_dmc_by_train_algorithm(tmp_path: Path) -> None:
     shipped = Path(__file__).parent.parent / "configs" / "dmc_australian.yaml"
     assert config_algorithm(shipped) == "dmc"
     assert load_config(shipped, model=DmcConfig).logging.run_name == "dmc_australian"
+
+
+def test_resume_over_an_unsafe_latest_pt_is_one_plain_line(tmp_path: Path) -> None:
+    """torch's refusal of a pickled callable is a page of text with terminal colours and advice to allowlist it;
+    the run says in one line which file and why, as PPO's loader does."""
+    import torch
+
+    config = tiny_config(tmp_path)
+    train_dmc(config, stop_after_updates=1, log=lambda _: None)
+    latest = tmp_path / "dmc" / "checkpoints" / "latest.pt"
+    if not latest.exists():
+        latest = next((tmp_path / "dmc").rglob("latest.pt"))
+    torch.save({"format": "x", "hook": eval}, latest)
+    with pytest.raises(ConfigError) as caught:
+        train_dmc(config, resume=True, log=lambda _: None)
+    message = str(caught.value)
+    assert "\n" not in message and "\x1b" not in message and len(message) < 300, repr(message)
+    assert str(latest) in message and "eval" in message and "allowlist" not in message

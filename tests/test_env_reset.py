@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from env_helpers import EPISODES, PRESET_NAMES, deal_of, fill_deal, make_env, modest_action, names
 
+import five_hundred_env
 from five_hundred_env.cards import card_to_str, mask_to_cards
 
 
@@ -202,3 +203,12 @@ def test_a_failed_reset_can_be_followed_by_a_good_one():
     e.reset(seed=1)
     hands = [[card_to_str(c) for c in mask_to_cards(h)] for h in e.unwrapped.deal.hands]
     assert sum(len(h) for h in hands) == 40
+
+
+@pytest.mark.parametrize("make", [five_hundred_env.raw_env, five_hundred_env.env])
+def test_agent_iter_before_reset_says_so_instead_of_yielding_nothing(make):
+    env = make()
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before agent_iter\(\)"):
+        list(env.agent_iter())
+    env.reset(seed=1)
+    assert next(iter(env.agent_iter())) == env.agent_selection

@@ -142,7 +142,7 @@ def test_opponent_policies_per_seat_and_for_all():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"seat": 4}, "seat"), ({"seat": True}, "seat"), ({"team": 2}, "team"), ({"seat": 0, "team": 0}, "either"),
-    ({"opponents": {0: first_legal}}, "not an opponent"), ({"opponents": {1: "random"}}, "callable"),
+    ({"opponents": {0: first_legal}}, "not an opponent"), ({"opponents": {1: 42}}, "callable"),
     ({"opponents": [first_legal]}, "mapping"), ({"rules": "bridge"}, "preset"),
 ])
 def test_bad_arguments_are_refused(kwargs, message):

@@ -133,8 +133,52 @@ def test_the_regression_fit_leaves_the_advice_where_its_estimate_beats_a_held_ou
     kept = max(reversed(history), key=lambda m: m["gain"] - 2 * m["gain_se"])
     assert history[0]["gain"] == 0 and history[0]["threshold"] == 3.0  # no deviation: the higher threshold
     assert kept["gain"] > 0.35 and kept["threshold"] == 0.5 and model.advice_weight.item() == 0.5
-    with pytest.raises(ValueError, match="advice"):
-        fit(ActorCritic(1399, 80, [16]), _synthetic(40, 5, 1.0), cfg, seed=1, device=torch.device("cpu"), rules=RULES)
+
+
+def test_a_network_without_advice_fitted_by_regression_plays_the_action_of_the_highest_estimate():
+    """No advice input (``network.advice: none``): the logits themselves estimate each action's
+    advantage, and the greedy network takes action 5 where it gains (input 0 set), the data's
+    action 0 elsewhere: every decision its own, nothing to threshold."""
+    data = _synthetic(400, 5, 1.0)
+    offset, (width,) = observation_layout(RULES)["phase"]
+    data["x"][:, 1:offset] = 0
+    data["x"][:, offset + width:] = 0  # no advice columns: the network reads the observation alone
+    data["x"], data["value_x"] = data["x"][:, :1399], data["x"][:, :1399]
+    data["advantages"][:, 5] = np.where(data["x"][:, 0] == 1, 1.0, -1.0)
+    data.pop("spec")
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16])
+    cfg = FitConfig(objective="regression", epochs=8, batch_size=32, learning_rate=1e-2)
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+    assert "threshold" not in history[-1] and max(h["gain"] for h in history) > 0.35
+    with torch.no_grad():
+        greedy = model.masked_logits(torch.from_numpy(data["x"]), torch.from_numpy(data["mask"])).argmax(-1).numpy()
+    assert (greedy == np.where(data["x"][:, 0] == 1, 5, 0)).mean() > 0.9
+
+
+@pytest.mark.parametrize(("bonus", "takes_five"), [(0.5, False), (0.05, True)])
+def test_a_base_bonus_keeps_the_datas_action_unless_an_estimate_beats_it_by_more(bonus: float, takes_five: bool):
+    """``fit.base_bonus``: the data's own action (0) gets the bonus in the targets, so a network
+    without advice learns to play it and leaves it only where an advantage (here +0.3 where
+    input 0 is set) is larger than the bonus; the held-out gain is measured on the true targets."""
+    data = _synthetic(400, 5, 0.3)
+    offset, (width,) = observation_layout(RULES)["phase"]
+    data["x"][:, 1:offset] = 0
+    data["x"][:, offset + width:] = 0
+    data["x"], data["value_x"] = data["x"][:, :1399], data["x"][:, :1399]
+    data["advantages"][:, 5] = np.where(data["x"][:, 0] == 1, 0.3, -1.0)
+    data.pop("spec")
+    torch.manual_seed(0)
+    model = ActorCritic(1399, 80, [16])
+    cfg = FitConfig(objective="regression", epochs=8, batch_size=32, learning_rate=1e-2, selection_z=0.0,
+                    base_bonus={"bid": bonus})
+    history = fit(model, data, cfg, seed=1, device=torch.device("cpu"), rules=RULES, log=lambda _: None)
+    with torch.no_grad():
+        greedy = model.masked_logits(torch.from_numpy(data["x"]), torch.from_numpy(data["mask"])).argmax(-1).numpy()
+    set_rows = data["x"][:, 0] == 1
+    assert (greedy[~set_rows] == 0).mean() > 0.9
+    assert ((greedy[set_rows] == 5).mean() > 0.9) == takes_five
+    assert max(h["gain"] for h in history) < 0.3  # the true advantage, never the bonus
 
 
 def test_a_per_kind_network_gets_a_threshold_per_fitted_kind_and_never_leaves_the_advice_elsewhere():
@@ -211,7 +255,7 @@ def test_config_errors_name_the_key_and_the_override(tmp_path: Path):
         load_exit_config(TINY, ["generation.worlds=0"])
     with pytest.raises(ConfigError, match=r"fit\.epoch: unknown key"):
         load_exit_config(TINY, ["fit.epoch=3"])
-    with pytest.raises(ConfigError, match=r"network\.advice: heuristic, or init_from"):
+    with pytest.raises(ConfigError, match=r"network\.advice: heuristic, init_from, or generation\.base: heuristic"):
         load_exit_config(TINY, ["network.advice=none"])
     config = load_exit_config(TINY, ["iterations=5"])
     assert config.iterations == 5 and config.logging.run_name == "exit_tiny"

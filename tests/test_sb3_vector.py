@@ -12,6 +12,7 @@ pytest.importorskip("sb3_contrib")
 from stable_baselines3.common.vec_env import VecMonitor
 
 from agents import HeuristicAgent
+from agents.split import DecisionSplitAgent
 from agents.vector import vector_env, vector_opponent
 from five_hundred_env.integrations.sb3 import SB3VecEnv
 from five_hundred_env.vector import SingleAgentVectorEnv
@@ -19,7 +20,10 @@ from five_hundred_env.vector import SingleAgentVectorEnv
 
 def test_opponents_are_agent_specs():
     assert vector_opponent("random", "australian") == "random"  # the engine samples it itself
-    assert isinstance(vector_opponent("heuristic", "australian", seed=1), HeuristicAgent)
+    from agents.heuristic.compiled import HeuristicPolicy
+
+    assert isinstance(vector_opponent("heuristic", "australian", seed=1), HeuristicPolicy)  # compiled: a batch a call
+    assert isinstance(vector_opponent("heuristic@play", "australian", seed=1), DecisionSplitAgent)
     agent = HeuristicAgent("australian")
     assert vector_opponent(agent, "australian") is agent
     with pytest.raises(ValueError, match="nobody"):
@@ -72,10 +76,3 @@ def test_maskable_ppo_trains_on_the_vector_env_against_the_heuristic():
     returns = [e["r"] for e in model.ep_info_buffer]
     assert returns and all(np.isfinite(returns))
     assert isinstance(env.venv.env, SingleAgentVectorEnv)  # type: ignore[attr-defined]
-
-
-def test_the_single_env_wrapper_names_the_agents_function_for_a_spec():
-    from five_hundred_env import SingleAgentEnv
-
-    with pytest.raises(ValueError, match=r"agents\.make_agent\('heuristic', rules\)"):
-        SingleAgentEnv(team=0, rules="australian", opponents="heuristic")

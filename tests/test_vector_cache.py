@@ -32,3 +32,17 @@ def test_kernels_of_other_sources_are_dropped_and_the_compile_announced(tmp_path
     assert COMPILING_MESSAGE in capsys.readouterr().err
     assert not list(tmp_path.glob("_step.*"))
     assert (tmp_path / STAMP_NAME).read_text() == kernel_hash()
+
+
+def test_the_compiled_heuristic_announces_its_own_compile(tmp_path, capsys):
+    """The heuristic's kernels (entry module ``agent``) say so too, with their own message, and only when cold."""
+    from agents.heuristic._kernels import COMPILING_MESSAGE as HEURISTIC_MESSAGE
+
+    sources = (tmp_path / "agent.py",)
+    sources[0].write_text("# a kernel source")
+    cache = tmp_path / "cache"
+    announce_compile(cache, HEURISTIC_MESSAGE, sources, entry="agent")
+    assert "compiling the heuristic for batches" in capsys.readouterr().err
+    (cache / "agent.play_out_games-165.py311.nbi").write_bytes(b"index")
+    announce_compile(cache, HEURISTIC_MESSAGE, sources, entry="agent")
+    assert capsys.readouterr().err == ""

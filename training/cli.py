@@ -35,6 +35,7 @@ AGENT_SPECS = """\
 agents (AGENT_A, AGENT_B; also play --opponents, watch):
   random, heuristic      the builtin players
   pretrained             the shipped network of the rules' preset (no training needed)
+  scratch                the shipped network learned from a random start with no heuristic (australian)
   pimc                   the search agent: perfect-information Monte Carlo over sampled deals
   NAME:key=value,...     an agent built with options, e.g. pimc:worlds=8,bid_worlds=8,kitty_worlds=8,seconds=0.05
                          (pimc: worlds, seconds, rollout, solver_tricks, search, base, min_gain, bid_worlds,
@@ -214,6 +215,14 @@ def _thresholds(text: str, scale: float) -> float | dict[str, float]:
         raise ValueError(f"--threshold: expected POINTS or KIND=POINTS,KIND=POINTS, got {text!r}") from None
 
 
+def _is_dmc(path: str) -> bool:
+    if not Path(path).is_file():
+        return False
+    from agents.dmc import is_dmc_file
+
+    return is_dmc_file(path)
+
+
 def _export(args: argparse.Namespace) -> int:
     """Write the policy file of a checkpoint (the actor alone, to ship and play:
     agents.policy_files.export_policy), or of the ensemble of several (agents.ensemble.ensemble_policy)."""
@@ -223,6 +232,14 @@ def _export(args: argparse.Namespace) -> int:
 
     sources = args.checkpoints
     out = check_output(args.out, "OUT", inputs=sources)
+    if len(sources) == 1 and args.threshold is None and _is_dmc(sources[0]):  # a Q-network: no threshold to set
+        from agents.dmc import export_dmc_policy
+
+        provenance = export_dmc_policy(sources[0], out, dtype=args.dtype, note=args.note)
+        budget = provenance["budget"]
+        print(f"wrote {out} ({out.stat().st_size:,} bytes, {provenance['dtype']}; a DMC network of "
+              f"{budget['global_step'] or 0:,} learner steps; sha256 of the source {provenance['sha256'][:16]}...)")
+        return 0
     weight = None if args.threshold is None else _thresholds(args.threshold, RESULT_SCALE)
     if len(sources) > 1:
         from agents.ensemble import ensemble_policy

@@ -21,6 +21,7 @@ from five_hundred_env.rules import Rules, make_rules
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
+    from agents.base import Agent
     from agents.neural import NeuralAgent
 
 PRETRAINED_DIR: Traversable = files(__name__)
@@ -48,6 +49,36 @@ def strongest_plain_agent(rules: Rules) -> str:
     return "pretrained" if own and find_spec("torch") is not None else "heuristic"
 
 
+SCRATCH_DIR: Traversable = PRETRAINED_DIR.joinpath("scratch")
+"""The networks learned from a random start with no heuristic in their training (``scratch/<preset>.pt``:
+``five-hundred train configs/scratch_<preset>.yaml``, then ``five-hundred export``)."""
+
+
+def scratch_presets() -> list[str]:
+    """The presets that ship a ``scratch`` network, sorted."""
+    if not SCRATCH_DIR.is_dir():
+        return []
+    return sorted(entry.name[: -len(SUFFIX)] for entry in SCRATCH_DIR.iterdir()
+                  if entry.name.endswith(SUFFIX) and entry.is_file())
+
+
+def load_scratch(rules: Rules | str, seed: int | None = None) -> Agent:
+    """The ``scratch`` network of the rules' preset, greedy in its Q-values: it makes every decision
+    itself (no heuristic, no search). A preset without one is a ``ValueError`` naming those that have one."""
+    rules = make_rules(rules) if isinstance(rules, str) else rules
+    path = SCRATCH_DIR.joinpath(f"{rules.preset}{SUFFIX}")
+    if not path.is_file():
+        have = scratch_presets()
+        raise ValueError(f"no scratch network for the {rules.preset!r} preset: "
+                         + (f"the presets with one are {', '.join(have)}" if have else "none is installed"))
+    from agents.dmc import load_checkpoint_agent  # torch, only now
+
+    with as_file(path) as file:
+        agent = load_checkpoint_agent(file, rules=rules, seed=seed)
+    agent.label = "scratch"  # type: ignore[attr-defined]  # the name reports give it
+    return agent
+
+
 def load_pretrained(rules: Rules | str, seed: int | None = None) -> NeuralAgent:
     """The shipped network of the rules' preset, as a greedy :class:`~agents.neural.NeuralAgent`
     for these rules. It was trained on the preset's own options: other options load it with a
@@ -65,4 +96,5 @@ def load_pretrained(rules: Rules | str, seed: int | None = None) -> NeuralAgent:
         return load_agent(file, rules=rules, seed=seed)
 
 
-__all__ = ["PRETRAINED_DIR", "available_presets", "load_pretrained", "pretrained_path", "strongest_plain_agent"]
+__all__ = ["PRETRAINED_DIR", "SCRATCH_DIR", "available_presets", "load_pretrained", "load_scratch", "pretrained_path",
+           "scratch_presets", "strongest_plain_agent"]

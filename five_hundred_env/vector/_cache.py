@@ -29,23 +29,25 @@ def kernel_hash(extra_sources: Sequence[Path] = ()) -> str:
     return digest.hexdigest()
 
 
-def drop_stale_kernels(cache_dir: str | Path, extra_sources: Sequence[Path] = ()) -> bool:
+def drop_stale_kernels(cache_dir: str | Path, extra_sources: Sequence[Path] = (), entry: str = "_step") -> bool:
     """Delete the cached kernels in ``cache_dir`` unless they were compiled from these sources;
-    ``True`` when the entry points must be compiled (none of them is cached).
+    ``True`` when the entry points (the functions of module ``entry``) must be compiled (none of them is cached).
 
     Kernels of another package that call these ones (a compiled policy) pass their own source
     files as ``extra_sources``: their cache is then dropped when either side changes."""
     cache = Path(cache_dir)
     _drop_unless_current(cache, extra_sources)
-    return not any(cache.glob("_step.*.nbi"))
+    return not any(cache.glob(f"{entry}.*.nbi"))
 
 
-def announce_compile(cache_dir: str | Path) -> None:
+def announce_compile(cache_dir: str | Path, message: str = COMPILING_MESSAGE, extra_sources: Sequence[Path] = (),
+                     entry: str = "_step") -> None:
     """Say on standard error, before the first kernel is loaded, that a minute of compiling is
     coming, when it is (a cold cache: a new install or changed kernels): otherwise the first
-    use of the batched engine looks like a hang."""
-    if drop_stale_kernels(cache_dir):
-        print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+    use of the batched engine (or of kernels built on it, with their ``message``, ``extra_sources``
+    and ``entry`` module) looks like a hang."""
+    if drop_stale_kernels(cache_dir, extra_sources, entry):
+        print(message, file=sys.stderr, flush=True)
 
 
 def _drop_unless_current(cache: Path, extra_sources: Sequence[Path]) -> None:

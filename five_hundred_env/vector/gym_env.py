@@ -37,12 +37,24 @@ def opponent_policy(opponent: Opponent, engine: BatchEngine) -> Callable[[np.nda
         return lambda games: engine.sample_actions(sampled)[games]
     act_batch = getattr(opponent, "act_batch", None)
     if callable(act_batch):
-        return lambda games: np.asarray(act_batch(engine.obs[games], engine.masks[games]), dtype=np.int64)
+        return lambda games: _action_ids(act_batch(engine.obs[games], engine.masks[games]), games, "act_batch")
     act = getattr(opponent, "act", opponent)
     if not callable(act):
         raise ValueError(f"opponent must be 'random', an agent with act(observation) or a callable; got {opponent!r}")
-    return lambda games: np.array([act({"observation": engine.obs[g], "action_mask": engine.masks[g]})
-                                   for g in games], dtype=np.int64)
+    return lambda games: _action_ids([act({"observation": engine.obs[g], "action_mask": engine.masks[g]})
+                                      for g in games], games, "act")
+
+
+def _action_ids(chosen: Any, games: np.ndarray, call: str) -> np.ndarray:
+    """The opponent's choices as int64 action ids, one per waiting game, or a ``ValueError`` that says
+    what came back instead (``None``, a wrong count)."""
+    if chosen is None or any(a is None for a in np.ravel(np.asarray(chosen, dtype=object))):
+        raise ValueError(f"the opponent's {call} returned None for a game waiting on it, not an action id")
+    actions = np.asarray(chosen)
+    if actions.shape != (len(games),):
+        raise ValueError(f"the opponent's {call} returned {actions.shape} for {len(games)} games waiting on it: "
+                         f"one action id per game (shape ({len(games)},))")
+    return actions.astype(np.int64)
 
 
 class SingleAgentVectorEnv(VectorEnv):

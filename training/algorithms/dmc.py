@@ -52,10 +52,12 @@ from pydantic import Field, model_validator
 from torch import nn
 
 from agents.dmc import DMC_FORMAT, DMCAgent, QNetwork
-from five_hundred_env.actions import ActionTable
+from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
+from training.algorithms.warmstart import learning_line, learning_verdict
+from training.evaluation.policy_evaluation import START, START_NAME, score_ci
 from training.records.runlog import RunLog
 from training.records.runs import (
     CONFIG,
@@ -68,6 +70,7 @@ from training.records.runs import (
     save_checkpoint_file,
     write_checkpoint,
 )
+from training.rollouts.selfplay import draw_starting_scores
 from training.settings.config import CheckpointConfig, ConfigError, LoggingConfig, RulesConfig, Section
 from training.settings.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
 from training.workers.threads import limit_threads
@@ -84,6 +87,10 @@ class DmcEnvConfig(Section):
     reward: Literal["zero_sum", "score", "win"] = "zero_sum"
     reward_scale: float = Field(100.0, gt=0, le=1e6)
     win_shaping: float = Field(0.0, ge=0, le=100, description="reward: win only: each deal also gives this × its zero-sum reward")
+    starting_scores: Literal["zero", "uniform"] = Field(
+        "zero", description="with episode: deal, the scores each deal starts from: 'zero', or 'uniform' over the "
+                            "game's range (as PPO's env.starting_scores), so that the network sees every score it may "
+                            "meet in a game; the reward stays the deal's result")
 
     @model_validator(mode="after")
     def _win_needs_games(self) -> DmcEnvConfig:
@@ -91,6 +98,8 @@ class DmcEnvConfig(Section):
             raise ValueError("reward: win needs episode: game (a deal has no winner)")
         if self.win_shaping and self.reward != "win":
             raise ValueError("win_shaping shapes reward: win; it must be 0 with other rewards")
+        if self.starting_scores == "uniform" and self.episode != "deal":
+            raise ValueError("starting_scores: uniform draws each deal's scores; a game keeps its own (episode: deal only)")
         return self
 
 
@@ -110,11 +119,35 @@ class DmcTrainConfig(Section):
     epsilon_decay_steps: int = Field(500_000, ge=1, le=MAX_STEPS)
 
 
+class DmcCurriculumConfig(Section):
+    """Training-only changes for the first learner steps (the evaluations always play the real rules)."""
+
+    last_bidder_bids_steps: int = Field(0, ge=0, le=MAX_STEPS, description=(
+        "the last seat that may bid when everyone else passed before any bid may not pass (no deal is thrown "
+        "in, so every deal is played out and its card play learned): in every deal at first, in a share of "
+        "the deals falling linearly to none over this many learner steps"))
+    trick_reward: float = Field(0.0, ge=0, le=10, description=(
+        "each trick won also rewards the winner's side by this (reward units) and costs the others as much "
+        "in all (in a misère, with the signs swapped), falling linearly to 0 over trick_reward_steps"))
+    trick_reward_steps: int = Field(0, ge=0, le=MAX_STEPS)
+
+    def last_bidder_bids(self, step: int) -> float:
+        """The share of deals dealt at ``step`` in which the last bidder must bid."""
+        return max(0.0, 1.0 - step / self.last_bidder_bids_steps) if self.last_bidder_bids_steps else 0.0
+
+    def trick_reward_at(self, step: int) -> float:
+        """The reward of a trick at ``step``."""
+        return self.trick_reward * max(0.0, 1.0 - step / self.trick_reward_steps) if self.trick_reward_steps else 0.0
+
+
 class DmcNetworkConfig(Section):
     """The Q-network (:class:`agents.dmc.QNetwork`): an MLP over the observation and the action's one-hot."""
 
     hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1, max_length=8)
     activation: Literal["relu", "tanh"] = "relu"
+    actions: Literal["input", "output"] = Field(
+        "input", description="the action as an input beside the observation (DouZero's network: a pass per legal "
+                             "action) or one output per action id (DQN's: one pass per decision)")
 
     @model_validator(mode="after")
     def _sizes(self) -> DmcNetworkConfig:
@@ -130,7 +163,10 @@ class DmcEvaluationConfig(Section):
     deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
     final_deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate deals of the final evaluation; 0 = none")
     seed: int = Field(12345, ge=0, le=MAX_SEED)
-    opponents: list[Literal["random", "heuristic"]] = Field(default_factory=lambda: ["random", "heuristic"])
+    opponents: list[Literal["random", "heuristic", "start"]] = Field(
+        default_factory=lambda: ["random", "heuristic"],
+        description="agent specs, or start: the run's own network as it began (start.pt), whose final match "
+                    "gives the run's last line, what it learned")
 
 
 class DmcConfig(Section):
@@ -142,6 +178,7 @@ class DmcConfig(Section):
     rules: RulesConfig = Field(default_factory=RulesConfig)
     env: DmcEnvConfig = Field(default_factory=DmcEnvConfig)
     train: DmcTrainConfig = Field(default_factory=DmcTrainConfig)
+    curriculum: DmcCurriculumConfig = Field(default_factory=DmcCurriculumConfig)
     network: DmcNetworkConfig = Field(default_factory=DmcNetworkConfig)
     evaluation: DmcEvaluationConfig = Field(default_factory=DmcEvaluationConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -156,9 +193,11 @@ class DmcConfig(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules of the run (the ``rules`` section as a rules object)."""
         return self.rules.to_rules()
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-able), as the run folder's config.yaml holds it."""
         return self.model_dump(mode="json")
 
 
@@ -198,6 +237,12 @@ class Decisions:
                 self.finished.extend(self.open[b])
                 self.open[b] = []
 
+    def add_rewards(self, rewards: np.ndarray) -> None:
+        """Add ``rewards[b, s]`` to seat ``s``'s open decisions of game ``b`` (rewards within a deal)."""
+        for b in np.flatnonzero(rewards.any(axis=1)):
+            rows = np.array(self.open[b], dtype=np.int64)
+            self.returns[rows] += rewards[b, self.seats[rows]]
+
     def take_finished(self) -> dict[str, np.ndarray]:
         """The finished decisions (removed), keeping the open ones (renumbered)."""
         done = np.array(self.finished, dtype=np.int64)
@@ -222,6 +267,89 @@ class Decisions:
             setattr(self, name, new)
 
 
+class Auction:
+    """Per game, the passes and whether a bid was made in the current deal's auction, and whether
+    the curriculum's rule holds in the deal: the last seat that could bid must bid when every
+    other seat passed before any bid (``curriculum.last_bidder_bids_steps``)."""
+
+    def __init__(self, num_games: int, num_players: int, share: float) -> None:
+        self.passes = np.zeros(num_games, dtype=np.int64)
+        self.bid = np.zeros(num_games, dtype=bool)
+        self.must_bid = np.full(num_games, share >= 1.0)
+        self.num_players = num_players
+
+    def masks(self, masks: np.ndarray) -> np.ndarray:
+        """``masks`` without PASS where the rule holds, every other seat passed, nobody bid and a bid is legal."""
+        stuck = self.must_bid & ~self.bid & (self.passes == self.num_players - 1) & (masks[:, PASS] != 0) \
+            & (masks[:, PASS + 1:OPEN_MISERE + 1] != 0).any(axis=1)
+        if not stuck.any():
+            return masks
+        out = masks.copy()
+        out[stuck, PASS] = 0
+        return out
+
+    def record(self, masks: np.ndarray, actions: np.ndarray) -> None:
+        """Count the passes and bids of the actions about to be played (``masks`` the engine's)."""
+        in_auction = masks[np.arange(len(actions)), PASS] != 0
+        self.passes += in_auction & (actions == PASS)
+        self.bid |= (actions > PASS) & (actions <= OPEN_MISERE)
+
+    def new_deals(self, deal_done: np.ndarray, share: float, rng: np.random.Generator) -> None:
+        """Start the auctions of the games whose deal ended, the rule holding in ``share`` of them."""
+        done = np.flatnonzero(deal_done)
+        self.passes[done] = 0
+        self.bid[done] = False
+        self.must_bid[done] = rng.random(len(done)) < share if 0.0 < share < 1.0 else share >= 1.0
+
+
+class TrickCredit:
+    """Per game, the tricks each seat has won this deal, read from the acting seat's observation
+    (its ``tricks_won`` slice, relative seats), so that each trick can be rewarded as it is won
+    (the curriculum's ``trick_reward``). The last trick of a deal is not seen (the next deal's
+    observation follows it) and goes unrewarded; it is forced play."""
+
+    def __init__(self, rules: Rules, num_games: int) -> None:
+        if rules.has_partner_call:
+            raise ConfigError("curriculum.trick_reward needs fixed sides: the five-handed partner is called per deal")
+        layout = ObservationEncoder(rules).layout
+        self.won_at, (n, max_tricks) = layout["tricks_won"]
+        self.contract_at, self.contractor_at = layout["contract"][0], layout["contractor"][0]
+        sides = np.array([rules.side_of(s) for s in range(n)])
+        self.same_side = sides[:, None] == sides[None, :]  # [winner, seat]
+        # Zero-sum: the winner's side gains 1 in all (shared by its seats' decisions equally as a
+        # side's reward), every other side loses 1 / (sides - 1).
+        self.gain = np.where(self.same_side, 1.0, -1.0 / (rules.num_sides - 1))
+        self.counts = np.zeros((num_games, n), dtype=np.int64)
+        self.n, self.max_tricks = n, max_tricks
+
+    def won(self, obs: np.ndarray, seats: np.ndarray, deal_done: np.ndarray) -> np.ndarray:
+        """``[B, n]``: each seat's reward (in units of ``trick_reward``) for a trick won since the last call."""
+        n = self.n
+        relative = obs[:, self.won_at:self.won_at + n * self.max_tricks].reshape(len(obs), n, self.max_tricks).sum(axis=2)
+        absolute = np.empty_like(self.counts)
+        order = (seats[:, None] + np.arange(n)[None, :]) % n  # relative seat r is absolute seat (seat + r) % n
+        np.put_along_axis(absolute, order, relative.astype(np.int64), axis=1)
+        absolute[deal_done] = 0
+        gained = (absolute - self.counts) * ~deal_done[:, None]
+        self.counts = absolute
+        out = np.zeros((len(obs), n))
+        for b in np.flatnonzero(gained.sum(axis=1)):
+            winner = int(np.argmax(gained[b]))
+            reward = self.gain[winner]
+            contract = obs[b, self.contract_at:self.contract_at + 27]
+            if contract[MISERE - 1] or contract[OPEN_MISERE - 1]:  # the misère contractor wants no trick
+                reward = -reward
+            out[b] = reward
+        return out
+
+
+def uniform_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of ``masks``."""
+    counts = np.cumsum(masks != 0, axis=1)
+    pick = (rng.random(len(masks)) * counts[:, -1]).astype(np.int64)
+    return (counts <= pick[:, None]).sum(axis=1)
+
+
 def epsilon(tc: DmcTrainConfig, step: int) -> float:
     """The exploration rate after ``step`` learner steps (linear decay, then constant)."""
     frac = min(step / tc.epsilon_decay_steps, 1.0)
@@ -237,25 +365,42 @@ class SelfPlay:
                                   reward_scale=e.reward_scale, win_shaping=e.win_shaping, seed=seed)
         self.model, self.rng = model, rng
         self.decisions = Decisions(config.train.num_envs, self.engine.obs_size)
+        self.auction = Auction(config.train.num_envs, rules.num_players, config.curriculum.last_bidder_bids(0))
+        self.rules = rules
+        self.uniform_scores = e.starting_scores == "uniform"
+        self.tricks = TrickCredit(rules, config.train.num_envs) if config.curriculum.trick_reward_at(0) else None
         self.deals = 0
         self.steps = 0
 
-    def step(self, eps: float) -> None:
-        """One decision in every game."""
+    def step(self, eps: float, last_bidder_bids: float = 0.0, trick_reward: float = 0.0) -> None:
+        """One decision in every game; ``last_bidder_bids`` and ``trick_reward`` are the curriculum's
+        share of deals where the last bidder must bid and reward per trick now."""
         engine = self.engine
+        masks = self.auction.masks(engine.masks)
         with torch.inference_mode():
-            greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(engine.masks)).numpy()
-        actions = np.where(self.rng.random(engine.num_games) < eps, engine.sample_actions(), greedy)
+            greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(masks)).numpy()
+        explore = self.rng.random(engine.num_games) < eps
+        actions = np.where(explore, uniform_legal(masks, self.rng), greedy)
         self.decisions.add(engine.obs, actions, engine.seat)
+        self.auction.record(engine.masks, actions)
         result = engine.step(actions)
+        self.auction.new_deals(result.deal_done, last_bidder_bids, self.rng)
+        if self.uniform_scores:
+            for b in np.flatnonzero(result.deal_done):
+                engine.set_scores(int(b), draw_starting_scores(self.rules, self.rng))
+        if self.tricks is not None:
+            tricks = self.tricks.won(result.obs, result.seat, result.deal_done)
+            if trick_reward:
+                self.decisions.add_rewards(trick_reward * tricks)
         self.decisions.credit(result.rewards, result.deal_done, result.episode_done)
         self.deals += int(result.deal_done.sum())
         self.steps += engine.num_games
 
-    def collect(self, batch_size: int, eps: float) -> dict[str, np.ndarray]:
+    def collect(self, batch_size: int, eps: float, last_bidder_bids: float = 0.0,
+                trick_reward: float = 0.0) -> dict[str, np.ndarray]:
         """Play until ``batch_size`` decisions of ended episodes are ready; returns them."""
         while len(self.decisions.finished) < batch_size:
-            self.step(eps)
+            self.step(eps, last_bidder_bids, trick_reward)
         return self.decisions.take_finished()
 
 
@@ -301,17 +446,24 @@ class DmcState:
     deals: int = 0
     updates: int = 0
     time_before: float = 0.0
+    cpu_before: float = 0.0
+    eval_cpu: float = 0.0
     start: float = field(default_factory=time.time)
+    cpu_start: float = field(default_factory=time.process_time)
 
     def elapsed(self) -> float:
         return self.time_before + time.time() - self.start
+
+    def cpu(self) -> float:
+        """CPU-seconds of training (this process's, over every session of the run, the evaluations left out)."""
+        return self.cpu_before + time.process_time() - self.cpu_start - self.eval_cpu
 
     def payload(self, rules: Rules, config: DmcConfig, whole: bool = True) -> dict[str, Any]:
         """``latest.pt``/``step_N.pt`` (``whole``) or ``final.pt`` (the network to play, and where it came from)."""
         data = {"format": DMC_FORMAT, "kind": "dmc", "rules": rules.to_dict(), "model_spec": self.model.spec(),
                 "model": self.model.state_dict(), "config": config.to_dict(),
                 "counters": {"global_step": self.global_step, "env_steps": self.env_steps, "deals": self.deals,
-                             "updates": self.updates, "time_s": self.elapsed()}}
+                             "updates": self.updates, "time_s": self.elapsed(), "cpu_s": self.cpu()}}
         if whole:
             data.update(optimizer=self.optimizer.state_dict(), rng=rng_states(self.rng))
         return data
@@ -332,14 +484,16 @@ def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
     """The config's Q-network, fresh (seeded by torch's global generator)."""
     encoder = ObservationEncoder(rules)
     return QNetwork(encoder.size, len(ActionTable(rules)), config.network.hidden_sizes, config.network.activation,
-                    scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides)
+                    scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides, actions=config.network.actions)
 
 
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
     try:
         data = torch.load(run.latest, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged file
-        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({type(e).__name__}: {e})") from None
+    except Exception as e:  # torch raises many types for a damaged file; an unsafe one, pages of text
+        from agents.neural import torch_load_failure
+
+        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
     if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:
         raise ConfigError(f"--resume: {run.latest} is not a DMC training checkpoint (a PPO run's, or a final.pt?)")
     saved, now = data["config"], config.to_dict()
@@ -349,16 +503,21 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
                               f"({saved.get(section)} vs {now[section]})")
     state.model.load_state_dict(data["model"])
     state.optimizer.load_state_dict(data["optimizer"])
+    for group in state.optimizer.param_groups:  # the config's rate, which a resumed run may change
+        group["lr"] = config.train.learning_rate
     restore_rng_states(data["rng"], state.rng)
     c = data["counters"]
     state.global_step, state.env_steps, state.deals, state.updates = c["global_step"], c["env_steps"], c["deals"], c["updates"]
     state.time_before = float(c["time_s"])
+    state.cpu_before = float(c.get("cpu_s", c["time_s"]))
     run.last_checkpoint = f"the last good checkpoint is {run.latest} (step {state.global_step})"
     log(f"resumed {run.run_dir} at step {state.global_step} (update {state.updates})")
 
 
-def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc") -> Any:
-    """A duplicate match of the greedy network (team A) against an agent spec (team B)."""
+def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc",
+             start: Path | None = None) -> Any:
+    """A duplicate match of the greedy network (team A) against an agent spec (team B), or against
+    ``start``: the network of the run's ``start.pt``."""
     from agents.registry import make_agent
     from training.evaluation.evaluate import duplicate_match
     from training.records.runs import preserved_rng
@@ -366,19 +525,28 @@ def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int
     with preserved_rng():
         agent = DMCAgent(rules, seed, model=model)
         agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
-        report = duplicate_match(rules, agent, make_agent(opponent, rules, seed + 1), deals, seed=seed)
+        if opponent == START:
+            if start is None:
+                raise ValueError("the start opponent needs the run's start.pt")
+            other = make_agent(str(start), rules, seed + 1)
+            other.label = START  # type: ignore[attr-defined]  # the name reports give team B
+        else:
+            other = make_agent(opponent, rules, seed + 1)
+        report = duplicate_match(rules, agent, other, deals, seed=seed)
     model.train()
     return report
 
 
-def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, label: str = "dmc") -> dict[str, Any]:
-    from training.algorithms.warmstart import score_ci
-
+def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, start: Path,
+                  label: str = "dmc") -> dict[str, Any]:
     row: dict[str, Any] = {}
     for opponent in config.evaluation.opponents:
-        report = evaluate(model, rules, opponent, deals, config.evaluation.seed, label)
+        report = evaluate(model, rules, opponent, deals, config.evaluation.seed, label, start)
         m, lo, hi = score_ci(report)
+        contracts = report.to_dict()["contracts"]["A"]["all"]
         row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi,
+                    f"eval_{opponent}_bid": contracts["share_of_deals"],
+                    f"eval_{opponent}_made": contracts["made_rate"] if contracts["bid"] else 0.0,
                     f"report_{opponent}": report})
     return row
 
@@ -394,7 +562,7 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     random.seed(config.seed)
     np.random.seed(config.seed % 2**32)
     torch.manual_seed(config.seed)
-    tc, ev = config.train, config.evaluation
+    tc, ev, cc = config.train, config.evaluation, config.curriculum
     model = build_q_network(config, rules)
     state = DmcState(model, torch.optim.Adam(model.parameters(), lr=tc.learning_rate, eps=tc.adam_eps),
                      np.random.default_rng(config.seed))
@@ -402,8 +570,11 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     saved_config = run.run_dir / "config.yaml"
     run.manifest.add(saved_config, CONFIG)
     saved_config.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    start = run.run_dir / START_NAME
     if resume:
         _resume(state, run, config, log)
+    else:  # the network as it began: the start opponent
+        save_checkpoint_file(run, start, state.payload(rules, config, whole=False))
     runlog = RunLog(run, config.logging, state.global_step if resume else None, log)
     # The games restart on resume, from a seed of the run's seed and the updates done.
     selfplay = SelfPlay(config, rules, model, state.rng, seed=int(np.random.SeedSequence([config.seed, state.updates])
@@ -413,7 +584,8 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
         while state.global_step < tc.total_steps:
             eps = epsilon(tc, state.global_step)
             env_before, deals_before = selfplay.steps, selfplay.deals
-            batch = selfplay.collect(tc.batch_size, eps)
+            batch = selfplay.collect(tc.batch_size, eps, cc.last_bidder_bids(state.global_step),
+                                     cc.trick_reward_at(state.global_step))
             try:
                 metrics = dmc_update(model, state.optimizer, batch, tc, state.rng)
             except NonFiniteError as e:
@@ -427,14 +599,18 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
             state.updates += 1
             session_steps += n
             row = {"kind": "dmc", "global_step": state.global_step, "update": state.updates, "env_steps": state.env_steps,
-                   "deals": state.deals, "time_s": state.elapsed(), "learning_rate": tc.learning_rate,
+                   "deals": state.deals, "time_s": state.elapsed(), "cpu_s": state.cpu(), "learning_rate": tc.learning_rate,
                    "steps_per_s": session_steps / max(time.time() - loop_start, 1e-9), "epsilon": eps, **metrics}
             if ev.deals and ev.interval and state.global_step // ev.interval > previous // ev.interval:
-                row.update({k: v for k, v in _eval_columns(model, rules, config, ev.deals).items()
+                eval_start = time.process_time()
+                row.update({k: v for k, v in _eval_columns(model, rules, config, ev.deals, start).items()
                             if not k.startswith("report_")})
+                state.eval_cpu += time.process_time() - eval_start
             runlog.write(row)
             if config.logging.progress:
-                evals = " ".join(f"{k[5:-5]} {v:+.0f}" for k, v in row.items() if k.startswith("eval_") and k.endswith("_mean"))
+                evals = " ".join(f"{o} {row[f'eval_{o}_mean']:+.0f} (bid {row[f'eval_{o}_bid']:.0%}, "
+                                 f"made {row[f'eval_{o}_made']:.0%})"
+                                 for o in config.evaluation.opponents if f"eval_{o}_mean" in row)
                 log(f"step {state.global_step}: return {metrics['return_learner']:+.3f}, loss {metrics['value_loss']:.3f}, "
                     f"ε {eps:.3f}, {row['steps_per_s']:.0f} steps/s {evals}")
             stopping = stop_after_updates is not None and state.updates >= stop_after_updates
@@ -451,7 +627,8 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
         evaluations = _final_evaluation(model, rules, config, state, run, runlog, final, log)
     finally:
         runlog.close()
-    log(f"trained {session_steps} learner steps ({steps_per_s:.0f}/s); agent: {final}")
+    log(f"trained {session_steps} learner steps in {time.time() - loop_start:.0f} s ({steps_per_s:.0f} learner steps/s); "
+        f"total wall-clock {state.elapsed():.0f} s; agent: {final}")
     return DmcResult(run.run_dir, state.global_step, final, evaluations, steps_per_s)
 
 
@@ -462,7 +639,7 @@ def _final_evaluation(model: QNetwork, rules: Rules, config: DmcConfig, state: D
     if not ev.final_deals:
         return {}
     log(f"final evaluation: {ev.final_deals} duplicate deals against each of {', '.join(ev.opponents)}")
-    columns = _eval_columns(model, rules, config, ev.final_deals, label=final.name)
+    columns = _eval_columns(model, rules, config, ev.final_deals, run.run_dir / START_NAME, label=final.name)
     evaluations = {}
     for opponent in ev.opponents:
         report = columns[f"report_{opponent}"]
@@ -470,6 +647,9 @@ def _final_evaluation(model: QNetwork, rules: Rules, config: DmcConfig, state: D
         log(f"\n== {final} vs {opponent} ==\n{report.format_table()}")
         runlog.write({"kind": "final_eval", "global_step": state.global_step, "update": state.updates,
                       **{k: v for k, v in columns.items() if k.startswith(f"eval_{opponent}_")}})
+    if START in evaluations:
+        evaluations["learning"] = learning_verdict(evaluations[START])
+        log("\n" + learning_line(evaluations["learning"]))
     path = run.run_dir / "final_eval.json"
     run.manifest.add(path)
     path.write_text(json.dumps(evaluations, indent=2))

@@ -9,7 +9,9 @@
 * ``regression`` fits the actor's own logits (before the heuristic's advice) to the candidates'
   advantages, a least-squares estimate of ``A(o, a)``; the greedy network then leaves the
   advised action only where an estimate beats it by more than the advice weight, which the fit
-  chooses among ``fit.thresholds`` on the held-out decisions. Noisy targets average out in a
+  chooses among ``fit.thresholds`` on the held-out decisions. A network without advice
+  (``network.advice: none``) plays the action of the highest estimate: it makes every decision
+  itself, with no heuristic at play time. Noisy targets average out in a
   regression, and the threshold keeps the deviations the held-out data can tell from noise. A
   network with one advice weight per phase (``network.advice_per_kind``) gets one threshold per
   fitted kind, each chosen on that kind's held-out decisions, and never leaves the advice at the
@@ -48,9 +50,14 @@ def _held_out_mask(chunks: np.ndarray, fraction: float) -> np.ndarray:
     return np.isin(chunks, held)
 
 
-def _targets(data: dict[str, np.ndarray], penalty: float) -> np.ndarray:
-    """Advantages of the scored candidates; legal actions not scored (jump bids) get ``-penalty``."""
-    return np.where(data["candidates"].astype(bool), data["advantages"], np.float32(-penalty)).astype(np.float32)
+def _targets(data: dict[str, np.ndarray], penalty: float, base_bonus: dict[str, float] | None = None) -> np.ndarray:
+    """Advantages of the scored candidates; legal actions not scored (jump bids) get ``-penalty``; the
+    data's own action gets its kind's ``base_bonus`` more (:class:`FitConfig`)."""
+    targets = np.where(data["candidates"].astype(bool), data["advantages"], np.float32(-penalty)).astype(np.float32)
+    if base_bonus:
+        bonus = np.array([base_bonus.get(kind, 0.0) for kind in DECISION_KINDS], dtype=np.float32)[data["kind"]]
+        targets[np.arange(len(targets)), data["action"]] += bonus
+    return targets
 
 
 def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: int, device: torch.device, rules: Rules,
@@ -65,8 +72,6 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     decisions of the kinds not fitted keep the starting network's choice). Only the targets of
     ``cfg.kinds`` are used; at the critic's samples of the other kinds a cross-entropy
     (``cfg.anchor_coef``) keeps the starting network's choice."""
-    if cfg.objective == "regression" and model.advice == "none":
-        raise ValueError("fit.objective: regression needs a network with advice (its threshold is the advice weight)")
     anchors = anchor_rows(data, cfg.kinds, rules)
     data = targets_of_kinds(data, cfg.kinds)
     held = _held_out_mask(data["chunk"], cfg.held_out)
@@ -78,6 +83,10 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     anchor_train, anchor_held = np.flatnonzero(~held_v[anchors]), np.flatnonzero(held_v[anchors])
     targets = _targets(data, cfg.non_candidate_penalty)
     target = torch.from_numpy(targets).to(device)
+    # What the actor is fitted to: the targets, the data's own action raised by its kind's base_bonus (the
+    # held-out metrics read the targets themselves).
+    fitted = torch.from_numpy(_targets(data, cfg.non_candidate_penalty, cfg.base_bonus)).to(device) if cfg.base_bonus \
+        else target
     scores = np.where(data["mask"].astype(bool), targets, np.float32(-np.inf))
     scores[np.arange(len(scores)), data["action"]] += 1e-6  # on a tie the policy's own choice is the best
     best_choice = torch.from_numpy(scores.argmax(axis=1)).to(device)
@@ -99,7 +108,7 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
     held_kind = data["kind"][held]
 
     def held_metrics() -> dict[str, float]:
-        if cfg.objective != "regression":
+        if cfg.objective != "regression" or model.advice == "none":  # no advice: no threshold to choose
             return held_metrics_at_weight()
         if model.phase_slice is None:
             return _choose_threshold(model, cfg, held_metrics_at_weight)
@@ -117,7 +126,7 @@ def fit(model: ActorCritic, data: dict[str, np.ndarray], cfg: FitConfig, seed: i
         for k in range(steps):
             mb = order[k * cfg.batch_size:(k + 1) * cfg.batch_size].to(device)
             vb = v_order[k * value_batch:(k + 1) * value_batch].to(device)
-            policy_loss = _policy_loss(model, t, target, best_choice, mb, cfg.objective)
+            policy_loss = _policy_loss(model, t, fitted, best_choice, mb, cfg.objective)
             value = model.value(t["value_x"][vb], t["value_extra"][vb] if extra else None)
             value_loss = 0.5 * ((value - t["returns"][vb]) ** 2).mean() if len(vb) else torch.zeros(())
             ab = a_order[k * anchor_batch:(k + 1) * anchor_batch].to(device)

@@ -138,11 +138,15 @@ class ExitConfig(Section):
 
     @model_validator(mode="after")
     def _a_starting_policy(self) -> ExitConfig:
-        if self.network.advice != "heuristic" and self.init_from is None:
-            raise ValueError("iteration 0 needs a policy worth improving: network.advice: heuristic, or init_from")
+        # The heuristic as the base plays the first iteration's deals itself: a fresh network without advice
+        # then learns every decision from the heuristic's rollouts (a network that makes every decision itself).
+        if self.network.advice != "heuristic" and self.init_from is None and self.generation.base != "heuristic":
+            raise ValueError("iteration 0 needs a policy worth improving: network.advice: heuristic, init_from, "
+                             "or generation.base: heuristic")
         return self
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON-able), as the run folder's config.yaml holds it."""
         return self.model_dump(mode="json")
 
 

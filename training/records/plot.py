@@ -2,7 +2,9 @@
 
 ``five-hundred plot runs/quickstart`` (or the CSV's path) writes ``runs/quickstart/curves.png``:
 the duplicate evaluations against random and heuristic with their 95% intervals, the training
-returns against each kind of opponent, the PPO losses and entropy, and the bid statistics. A run
+returns against each kind of opponent, the PPO losses and entropy, and the bid statistics; for a
+Deep Monte-Carlo run, its evaluations, the share of deals its network bids and of its contracts
+it makes in them, and its regression loss. A run
 with the rollout improvement over the heuristic (``pretrain.rollouts``) also gets its curve: the
 held-out gain per scored decision and the deviation rate, epoch by epoch, next to its
 evaluations (after the warm starts, and final; against random, heuristic and the run's start).
@@ -45,7 +47,8 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
         raise FileNotFoundError(f"no progress.csv at {csv_path}")
     rows = read_progress(csv_path)
     rollouts = read_progress(csv_path, "rollouts")
-    if not rows and not rollouts:
+    dmc = read_progress(csv_path, "dmc")
+    if not rows and not rollouts and not dmc:
         raise ValueError(f"{csv_path} holds no training updates yet")
     out = Path(out).expanduser() if out is not None else csv_path.with_name("curves.png")
     if not out.suffix:  # matplotlib's rule, kept so the path printed is the one written: a bare name is a PNG
@@ -59,6 +62,22 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> Path:
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
 
+    if dmc:  # a Deep Monte-Carlo run: its evaluations, what its network bids and makes, its regression
+        fig, axes = plt.subplots(1, 3, figsize=(19, 4.5))
+        _evaluation_panel(axes[0], dmc, [], finals)
+        for opponent, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+            for name, style in (("bid", "o-"), ("made", "s--")):
+                x, y = _series(dmc, f"eval_{opponent}_{name}")
+                if x:
+                    axes[1].plot(x, y, style, color=colour, label=f"vs {opponent}: share of deals bid" if name == "bid"
+                                 else f"vs {opponent}: share of its contracts made")
+        axes[1].set_ylim(-0.02, 1.02)
+        axes[1].set_title("the network's contracts in the evaluations")
+        axes[1].set_xlabel("learner steps")
+        _legend(axes[1])
+        _lines_panel(axes[2], dmc, ("value_loss", "return_learner"), "training: Q regression loss, mean return")
+        fig.suptitle(f"{csv_path.parent.name}: {int(_column(dmc, 'global_step')[-1])} learner steps (DMC)")
+        return _save(fig, out)
     if not rows:  # the warm starts alone (train.total_steps: 0)
         fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
         _rollout_panels(axes, rollouts, starts, finals)

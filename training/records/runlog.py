@@ -30,6 +30,7 @@ CSV_COLUMNS = (
     "eval_random_mean", "eval_random_lo", "eval_random_hi",
     "eval_heuristic_mean", "eval_heuristic_lo", "eval_heuristic_hi",
     "eval_start_mean", "eval_start_lo", "eval_start_hi",
+    "eval_random_bid", "eval_random_made", "eval_heuristic_bid", "eval_heuristic_made", "cpu_s",
 )
 """The columns of ``progress.csv``: an ``imitation`` row per epoch of the optional warm start,
 a ``rollouts`` row per epoch of the optional rollout improvement over the heuristic (gains in

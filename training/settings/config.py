@@ -57,6 +57,7 @@ class RulesConfig(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules object of this preset with these options."""
         return make_rules(self.preset, **self.options)
 
 
@@ -99,6 +100,13 @@ class TrainConfig(Section):
             raise ValueError(f"num_minibatches ({self.num_minibatches}) is larger than a rollout "
                              f"(num_envs × num_steps = {self.num_envs * self.num_steps})")
         return self
+
+    @field_validator("algorithm", mode="before")
+    @classmethod
+    def _known_algorithm(cls, name: Any) -> Any:
+        if name != "ppo":  # "dmc" is routed to DMC's own config (config_algorithm) before this model sees it
+            raise ValueError(f"algorithm must be 'ppo' (PPO self-play) or 'dmc' (Deep Monte-Carlo), got {name!r}")
+        return name
 
 
 class NetworkConfig(Section):
@@ -199,6 +207,19 @@ class PretrainConfig(Section):
         return data
 
 
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys", "/etc", "/boot", "/bin", "/sbin", "/lib", "/lib64", "/usr", "/var/run", "/run")
+"""Folders of the operating system: a run never writes into them (nor below them)."""
+
+
+def outside_system_folders(folder: str) -> str:
+    """``folder`` itself, or ``ValueError`` when it is (or lies inside) a folder of the operating system."""
+    resolved = Path(folder).resolve()
+    for system in SYSTEM_FOLDERS:
+        if resolved == Path(system) or Path(system) in resolved.parents:
+            raise ValueError(f"dir {folder!r} is inside the system folder {system}: give a folder of your own (e.g. runs)")
+    return folder
+
+
 class LoggingConfig(Section):
     """Where a run writes: ``<dir>/<run_name>/`` (run_name defaults to the config file's stem)."""
 
@@ -207,6 +228,11 @@ class LoggingConfig(Section):
     csv: bool = True
     tensorboard: bool = True
     progress: bool = True
+
+    @field_validator("dir")
+    @classmethod
+    def _not_a_system_folder(cls, folder: str) -> str:
+        return outside_system_folders(folder)
 
     @field_validator("run_name")
     @classmethod
@@ -236,7 +262,7 @@ class CheckpointConfig(Section):
         resolved, home = Path(folder).resolve(), Path.home().resolve()
         if resolved == resolved.parent or resolved == home or resolved in home.parents:
             raise ValueError("dir must be a folder of its own, not the filesystem root or the home folder (or above it)")
-        return folder
+        return outside_system_folders(folder)
 
 
 class DistributedConfig(Section):
@@ -288,6 +314,7 @@ class Config(Section):
         return self
 
     def to_rules(self) -> Rules:
+        """The rules of the run (the ``rules`` section as a rules object)."""
         return self.rules.to_rules()
 
     def to_dict(self) -> dict[str, Any]:
@@ -302,6 +329,8 @@ def load_config(path: str | Path, overrides: Iterable[str] = (), model: type[Con
     """Load and validate a YAML config file, then apply ``key.sub=value`` overrides. ``model`` is
     the pydantic model of the run (:class:`Config` for PPO; expert iteration has its own)."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"config file {path} is a folder, not a file (give a YAML file, e.g. configs/quickstart.yaml)")
     if not path.is_file():
         raise FileNotFoundError(f"config file {path} does not exist")
     if path.stat().st_size > MAX_CONFIG_BYTES:
@@ -311,8 +340,11 @@ def load_config(path: str | Path, overrides: Iterable[str] = (), model: type[Con
         data = parse_yaml(path.read_text())
     except YamlError as e:
         raise ConfigError(f"{path}: {e}") from None
-    if data is None:
-        data = {}
+    overrides = list(overrides)
+    if data is None and not overrides:  # only blanks and comments, nothing beside: a mistake, not a wish for a full run
+        raise ConfigError(f"{path}: the file is empty; write {{}} in it for every default (a full-length run), "
+                          f"or start from configs/quickstart.yaml")
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
     data.setdefault("logging", {})
@@ -474,7 +506,8 @@ def _error_line(err: Any, source: str, via: str | None, model: type[BaseModel]) 
         known = _known_keys(parent, model)
         if known:
             msg += f" (known keys{' of ' + parent if parent else ''}: {', '.join(known)})"
-    elif "input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict):
+    elif ("input" in err and err["type"] not in ("missing",) and not isinstance(err["input"], dict)
+          and f"got {err['input']!r}" not in msg):  # a validator's own message may say it already
         msg += f" (got {err['input']!r})"
     return f"{source}: {key}: {msg}" + (f" [from the override {via!r}]" if via else "")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from training.settings.config_base import MAX_DEALS, Section
 
@@ -51,6 +51,16 @@ class FitConfig(Section):
                     "data, and a cache of them, stay the same)")
     anchor_coef: float = Field(1.0, ge=0, le=100, description="weight of the cross-entropy that keeps the decisions of "
                                                               "the kinds not fitted on the starting network's choice")
+    base_bonus: dict[Literal["bid", "discard", "nominate", "play"], float] = Field(
+        default_factory=dict, description="regression without advice: added (×100 points) to the target of the data's "
+                                          "own action at that kind's decisions, so that the network learns the base "
+                                          "policy's choice and leaves it only where an estimate beats it by more")
+
+    @model_validator(mode="after")
+    def _bonus_values(self) -> FitConfig:
+        if any(not 0 <= v <= 100 for v in self.base_bonus.values()):
+            raise ValueError(f"base_bonus: every value must be in 0..100 (hundreds of points), got {self.base_bonus}")
+        return self
 
 
 class GameScoresConfig(Section):

@@ -25,8 +25,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.heuristic._kernels import agent
-from five_hundred_env.vector._cache import drop_stale_kernels
+from five_hundred_env.vector._cache import announce_compile
+
+COMPILING_MESSAGE = "agents: compiling the heuristic for batches (HeuristicPolicy, play_out), once per install, about two minutes"
 
 # numba checks only each cached function's own file: drop this package's cache when any of its
-# modules or any engine kernel they call changes (before any kernel is loaded from the cache)
-drop_stale_kernels(agent.play_out_games._cache._cache_path, extra_sources=tuple(sorted(Path(__file__).parent.glob("*.py"))))
+# modules or any engine kernel they call changes (before any kernel is loaded from the cache), and
+# say so when the kernels must be compiled: the first call otherwise looks like a hang
+announce_compile(agent.play_out_games._cache._cache_path, COMPILING_MESSAGE,
+                 extra_sources=tuple(sorted(Path(__file__).parent.glob("*.py"))), entry="agent")

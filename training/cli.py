@@ -300,28 +300,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dataset(args: argparse.Namespace) -> int:
-    """Write the games of an agent as a dataset (training.rollouts.datasets, docs/datasets.md)."""
-    from training.rollouts.datasets import dataset_summary, generate_dataset
-    from training.workers.distributed import LOCAL, Backend
-
-    rules = rules_from_args(args)
-    check_at_least(args.seed, "--seed", 0)
-    check_at_least(args.deals, "--deals", 1)
-    check_workers(args.workers, args.ray_address)
-    backend = LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-
-    def report(done: int, total: int) -> None:
-        print(f"\r{done:,} of {total:,} deals", end="\n" if done == total else "", file=sys.stderr, flush=True)
-
-    manifest = generate_dataset(args.agent, rules, args.deals, args.out, seed=args.seed, workers=args.workers or 1,
-                                starting_scores=args.starting_scores, backend=backend,
-                                on_done=report if progress else None)
-    print(dataset_summary(manifest, args.out))
-    return 0
-
-
 # -- play and replay ---------------------------------------------------------------------------
 def _play(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
@@ -370,6 +348,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The five-hundred argument parser, every subcommand with its function in ``func``."""
     from five_hundred_env.rules import PRESETS
+    from training.rollouts.dataset_command import add_dataset_arguments
 
     presets = sorted(PRESETS)
     agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint or an SB3 .zip"
@@ -427,17 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     dataset = sub.add_parser("dataset", help="write the games of an agent as a dataset: compact records of its deals "
                              "and actions (and a search's candidate values), with a manifest (docs/datasets.md)",
                              epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    dataset.add_argument("agent", metavar="AGENT", help=f"the agent in every seat: {agent_help}")
-    add_rules_arguments(dataset, presets)
-    dataset.add_argument("--deals", type=int, required=True, help="deals to play")
-    dataset.add_argument("--out", required=True, metavar="DIR", help="the dataset folder to write (new or empty)")
-    dataset.add_argument("--seed", type=int, default=0, help="the seed of the deals (and of the agents; default 0)")
-    dataset.add_argument("--starting-scores", choices=("zero", "uniform"), default="zero",
-                         help="the game scores each deal starts from: 0 (default), or drawn over the game's range")
-    dataset.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                         help="report the deals done (default: when standard error is a terminal)")
-    add_distributed_arguments(dataset, "worker processes playing the deals (default 1: this process)")
-    dataset.set_defaults(func=_dataset)
+    add_dataset_arguments(dataset, presets, agent_help)
     play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
     add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")

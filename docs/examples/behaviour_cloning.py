@@ -1,8 +1,8 @@
 """Behaviour cloning from a dataset: a network learns to choose the dataset agent's actions from
 the observations the loader replays, then plays the heuristic in duplicate (docs/datasets.md).
 
-    five-hundred dataset heuristic --deals 20000 --out data/heuristic
-    python docs/examples/behaviour_cloning.py data/heuristic --epochs 2 --boards 200
+    five-hundred dataset heuristic --deals 20000 --out heuristic-deals
+    python docs/examples/behaviour_cloning.py heuristic-deals --epochs 2 --boards 200
 
 It prints the share of the dataset's actions the network chooses after each epoch, then the
 duplicate evaluator's table of the network against ``--opponent`` (default the heuristic).

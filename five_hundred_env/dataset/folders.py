@@ -16,7 +16,7 @@ import numpy as np
 
 from five_hundred_env.dataset.deal_records import DATASET_FORMAT, DatasetError, DealRecords, pyarrow_modules
 from five_hundred_env.dataset.replay import DecisionBatch, replay_batches
-from five_hundred_env.files import OutputPathError, check_output, fsync_dir
+from five_hundred_env.files import OutputPathError, fsync_dir
 from five_hundred_env.rules import Rules
 
 MANIFEST = "manifest.json"
@@ -51,15 +51,18 @@ def write_dataset(out: str | os.PathLike[str], rules: Rules, agent: str, records
 
 def check_dataset_folder(out: str | os.PathLike[str]) -> Path:
     """``out`` as a :class:`Path` once it is known that a dataset may be written there: a missing
-    folder whose parent exists (or may be made: the one-missing-folder rule of
-    :mod:`five_hundred_env.files`), or an empty folder; anything else is an :class:`OutputPathError`.
+    folder in a writable folder that exists, or an empty folder; anything else is an
+    :class:`OutputPathError`.
     Check it before the games are played, so that no work is lost to a bad path."""
     target = Path(out).expanduser()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         what = "is not a folder" if not target.is_dir() else "the folder is not empty"
         raise OutputPathError(f"--out {target}: {what}; give a new or empty folder")
-    if not target.exists():
-        check_output(target / MANIFEST, "--out")  # the folder above it exists, or is the one to make
+    if not target.parent.is_dir():
+        raise OutputPathError(f"--out {target}: the folder {target.parent} does not exist (only the dataset's own "
+                              "folder is made)")
+    if not os.access(target.parent, os.W_OK):
+        raise OutputPathError(f"--out {target}: the folder {target.parent} is not writable")
     return target
 
 

@@ -3,7 +3,7 @@
     from torch.utils.data import DataLoader
     from training.rollouts.decision_dataset import DecisionDataset
 
-    data = DecisionDataset("data/heuristic", batch_size=1024, shuffle=True, seed=0)
+    data = DecisionDataset("heuristic-deals", batch_size=1024, shuffle=True, seed=0)
     for epoch in range(3):
         data.set_epoch(epoch)                                 # another order of the deals
         for batch in DataLoader(data, batch_size=None, num_workers=2):

@@ -70,6 +70,12 @@ class Agent(ABC):
     def __call__(self, observation: dict[str, Any]) -> int:
         return self.act(observation)
 
+    def candidate_values(self) -> dict[int, float] | None:
+        """What the latest :meth:`act` found each candidate action worth, where it searched that
+        decision: compact action id → points for the acting seat's side; ``None`` where it did not
+        search (and for every agent that never does). Datasets record them (docs/datasets.md)."""
+        return None
+
 
 class RandomAgent(Agent):
     """Uniform over the legal actions."""

@@ -51,6 +51,8 @@ class DecisionSplitAgent(Agent):
         self.other = HeuristicAgent(self.rules, seed) if other is None else other
         offset, (width,) = observation_layout(self.rules)["phase"]
         self._phase = slice(offset, offset + width)
+        self._last: Agent | None = None
+        """The agent that made the latest decision (for :meth:`candidate_values`)."""
 
     def kind_of(self, observation: dict[str, Any]) -> str:
         """The kind of the decision this observation asks for (from its ``phase`` slice)."""
@@ -58,7 +60,12 @@ class DecisionSplitAgent(Agent):
 
     def act(self, observation: dict[str, Any]) -> int:
         agent = self.inner if self.kind_of(observation) in self.kinds else self.other
+        self._last = agent
         return agent.act(observation)
+
+    def candidate_values(self) -> dict[int, float] | None:
+        """The candidate values of the agent that made the latest decision."""
+        return None if self._last is None else self._last.candidate_values()
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)

@@ -179,6 +179,59 @@ def test_bad_explicit_deals_are_refused_and_change_nothing() -> None:
     np.testing.assert_array_equal(engine.state(), before)
 
 
+def _card_rows(deals: list) -> np.ndarray:
+    """``load_deals``' cards of scalar deals: each hand's ids, then the kitty's."""
+    return np.array([[c for hand in d.dealt for c in mask_to_cards(hand)] + mask_to_cards(d.kitty) for d in deals])
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_deals_loaded_by_card_id_are_those_set_one_by_one(preset: str) -> None:
+    """``load_deals`` (many games, card ids) leaves the games as ``load_position`` of the same deals
+    and scores does, one by one: every acting seat's observation and mask and the global state."""
+    from five_hundred_env.engine import Deal
+
+    rules = make_rules(preset)
+    rng = random.Random(8)
+    deals = [Deal.new(rules, rng, dealer=rng.randrange(rules.num_players)) for _ in range(5)]
+    scores = np.array([[10 * (g + side) for side in range(rules.num_sides)] for g in range(5)])
+    batched, single = BatchEngine(rules, 7, seed=0), BatchEngine(rules, 7, seed=0)
+    games = np.array([6, 0, 3, 1, 4])
+    batched.load_deals(games, _card_rows(deals), [d.dealer for d in deals], scores)
+    for game, deal, row in zip(games.tolist(), deals, scores.tolist(), strict=True):
+        single.load_position(game, deal, scores=row)
+    np.testing.assert_array_equal(batched.obs[games], single.obs[games])
+    np.testing.assert_array_equal(batched.masks[games], single.masks[games])
+    np.testing.assert_array_equal(batched.state()[games], single.state()[games])
+    np.testing.assert_array_equal(batched.scores[games], scores)
+
+
+def test_bad_deals_by_card_id_are_refused_naming_the_game_and_change_nothing() -> None:
+    from five_hundred_env.engine import Deal
+
+    rules = make_rules("australian")
+    rng = random.Random(2)
+    deals = [Deal.new(rules, rng, dealer=0) for _ in range(2)]
+    cards, games = _card_rows(deals), np.array([0, 1])
+    engine = BatchEngine(rules, 3, seed=0)
+    before = engine.state()
+    repeated = cards.copy()
+    repeated[1, 5] = repeated[1, 20]
+    foreign = cards.copy()
+    foreign[1, 0] = next(c for c in range(66) if not rules.deck >> c & 1)  # a card of no Australian pack
+    for bad, message in (
+        ({"cards": repeated}, "game 1: a card is dealt twice"),
+        ({"cards": foreign}, f"game 1: card id {foreign[1, 0]} is not in the australian pack"),
+        ({"cards": cards[:, :40]}, r"cards must be \[2, 43\] card ids \(4 hands of 10, then the kitty of 3\)"),
+        ({"dealers": [0, 4]}, r"dealers must be 2 seats 0\.\.3"),
+        ({"scores": [[0, 0], [-600, 0]]}, "game 1: starting scores"),
+        ({"games": np.array([1, 1])}, "games must be distinct"),
+    ):
+        arguments = {"games": games, "cards": cards, "dealers": [0, 0], **bad}
+        with pytest.raises(ValueError, match=message):
+            engine.load_deals(**arguments)
+    np.testing.assert_array_equal(engine.state(), before)
+
+
 def test_games_rotate_the_deal_to_the_left_and_keep_scores() -> None:
     """§3 the deal passes to the left after each deal; §9 scores accumulate over a game."""
     # Random bids sink a side to -500 within a deal or two: far targets keep the games going.

@@ -19,8 +19,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from training.settings.command_options import (
+    add_distributed_arguments,
+    add_match_arguments,
+    add_rules_arguments,
+    backend_from_args,
+    check_at_least,
+    check_workers,
+    rules_from_args,
+)
+
 DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
-               "rate several in a league, train an agent by PPO self-play, export its policy, plot a run.")
+               "rate several in a league, write an agent's games as a dataset, train an agent by PPO self-play, export its "
+               "policy, plot a run.")
 
 
 AGENT_SPECS = """\
@@ -95,12 +106,6 @@ def _error_text(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def _check_at_least(value: int | None, option: str, minimum: int) -> None:
-    """Refuse a whole-number option below ``minimum``, naming the option as the user wrote it."""
-    if value is not None and value < minimum:
-        raise ValueError(f"{option} must be at least {minimum}, got {value}")
-
-
 # -- demo, train, plot -------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     """Play and print a whole game to 500 between random players."""
@@ -110,7 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
     from five_hundred_env.engine import Game
     from five_hundred_env.rules import make_rules
 
-    _check_at_least(args.seed, "--seed", 0)
+    check_at_least(args.seed, "--seed", 0)
     rules = make_rules(args.rules)
     rng = random.Random(args.seed)
     game = Game(rules, seed=args.seed)
@@ -149,15 +154,6 @@ def _take_valued_options(words: Sequence[str]) -> tuple[list[str], dict[str, str
     return rest, values
 
 
-def _check_workers(workers: int | None, ray_address: str | None) -> None:
-    """--workers (local processes) and --ray-address (the cluster's CPUs decide) exclude each other."""
-    if workers is not None and ray_address is not None:
-        raise ValueError("--workers sets the local worker processes; with --ray-address the cluster's CPUs set "
-                         "how many jobs run at once: give one or the other")
-    if workers is not None and workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
-
-
 def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> list[str]:
     """The config overrides of train's --workers (the rollout warm start's processes) and --ray-address."""
     workers, address = args.workers, values.get("--ray-address", args.ray_address)
@@ -165,7 +161,7 @@ def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> 
         if not values["--workers"].isdigit():
             raise ValueError(f"--workers needs a whole number, got {values['--workers']!r}")
         workers = int(values["--workers"])
-    _check_workers(workers, address)
+    check_workers(workers, address)
     if workers is not None:
         return [f"pretrain.rollouts.workers={workers}"]
     if address is not None:  # as a JSON string, which YAML reads as the very same string
@@ -276,92 +272,20 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 # -- evaluate ----------------------------------------------------------------------------------
-def _rules_from_args(args: argparse.Namespace) -> Any:
-    """The preset of --rules with every --option KEY=VALUE applied."""
-    from five_hundred_env.rules import make_rules
-    from training.settings.config import parse_rule_option  # the one reader of rule-option text (configs use it too)
-
-    options = dict(parse_rule_option(item) for item in getattr(args, "option", None) or [])
-    return make_rules(args.rules, **options)
-
-
-def _league(args: argparse.Namespace) -> int:
-    """Every pair of agents in duplicate on the same boards, and their ratings (training.evaluation.league)."""
-    from agents.registry import agent_factory
-    from five_hundred_env.files import check_output, write_atomic
-    from training.evaluation.league import run_league
-
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
-    _check_at_least(args.deals, "--deals", 1)
-    _check_at_least(args.games, "--games", 0)
-    _check_workers(args.workers, args.ray_address)
-    backend = _backend(args)
-    outputs = {option: check_output(value, option, inputs=args.agents) for option, value in
-               (("--json", args.json), ("--out", args.out), ("--plot", args.plot)) if value not in (None, "-")}
-    for spec in args.agents:
-        agent_factory(spec)(rules, 0)  # fail fast on a bad spec, before any deal is played
-    cache = None if args.no_cache else Path(args.cache)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    bar: Any = None
-
-    def plan(to_play: int, cached: int) -> None:
-        nonlocal bar
-        where = "no cache" if cache is None else f"cache {cache}"
-        print(f"league of {len(args.agents)} agents, {len(args.agents) * (len(args.agents) - 1) // 2} pairs: "
-              f"{to_play:,} boards and games to play, {cached:,} from the {where}", file=sys.stderr)
-        if progress and to_play:
-            from tqdm import tqdm
-
-            bar = tqdm(total=to_play, desc="league", unit="board")
-
-    try:
-        report = run_league(rules, args.agents, args.deals, seed=args.seed, games=args.games, bench=args.bench,
-                            workers=args.workers or 1, backend=backend, cache=cache, on_bot_error=args.on_bot_error,
-                            on_plan=plan, on_progress=(lambda n: bar.update(n)) if progress else None)
-    finally:
-        if bar is not None:
-            bar.close()
-    table = report.format_table()
-    print(table)
-    print()
-    print(report.format_matches())
-    print(f"played {report.played_boards:,} boards ({report.cached_boards:,} from the cache) in {report.seconds:.0f} s")
-    text = json.dumps(report.to_dict(), indent=2) + "\n"
-    if args.json == "-":
-        sys.stdout.write(text)
-    writes = [("--json", lambda f: f.write(text.encode())), ("--out", lambda f: f.write((table + "\n").encode()))]
-    for option, write in writes:
-        if option in outputs:
-            write_atomic(outputs[option], write)
-            print(f"wrote {outputs[option]}")
-    if "--plot" in outputs:
-        report.plot(outputs["--plot"])
-        print(f"wrote {outputs['--plot']}")
-    return 0
-
-
-def _backend(args: argparse.Namespace) -> Any:
-    """The backend of --ray-address (local processes without it)."""
-    from training.workers.distributed import LOCAL, Backend
-
-    return LOCAL if args.ray_address is None else Backend("ray", args.ray_address)
-
-
 def _evaluate(args: argparse.Namespace) -> int:
     """Duplicate match between two agents (training.evaluation.evaluate); prints a table, optionally writes JSON."""
     from agents.registry import agent_factory
     from five_hundred_env.files import check_output, write_atomic
     from training.evaluation.evaluate import duplicate_match
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
     if args.deals < 1:
         raise ValueError(f"--deals must be at least 1, got {args.deals}")
     if args.games < 0:
         raise ValueError(f"--games must be 0 or more, got {args.games}")
-    _check_workers(args.workers, args.ray_address)
-    backend = _backend(args)
+    check_workers(args.workers, args.ray_address)
+    backend = backend_from_args(args)
     writes_json = args.json is not None and args.json != "-"
     json_path = check_output(args.json, "--json", inputs=[args.agent_a, args.agent_b]) if writes_json else None
     factory_a, factory_b = agent_factory(args.agent_a), agent_factory(args.agent_b)
@@ -386,9 +310,9 @@ def _play(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
     from training.table.terminal import play_in_terminal
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
-    _check_at_least(args.deals, "--deals", 1)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
+    check_at_least(args.deals, "--deals", 1)
     save = check_output(args.save, "--save") if args.save is not None else None
     return play_in_terminal(rules, args.seat, args.opponents, args.seed, args.deals, save)
 
@@ -397,8 +321,8 @@ def _watch(args: argparse.Namespace) -> int:
     from five_hundred_env.files import check_output
     from training.table.watch import watch_in_terminal
 
-    rules = _rules_from_args(args)
-    _check_at_least(args.seed, "--seed", 0)
+    rules = rules_from_args(args)
+    check_at_least(args.seed, "--seed", 0)
     gif = check_output(args.gif, "--gif", inputs=args.agents) if args.gif is not None else None
     return watch_in_terminal(rules, args.agents, args.seed, None if args.game else args.deals,
                              gif=gif, viewer=args.viewer, delay=args.delay)
@@ -426,35 +350,11 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _add_rules_arguments(parser: argparse.ArgumentParser, presets: Sequence[str]) -> None:
-    parser.add_argument("--rules", default="australian", choices=presets, help="the preset (default australian)")
-    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="override a rule option, e.g. --option slam_bonus=false (repeatable)")
-
-
-def _add_distributed_arguments(parser: argparse.ArgumentParser, workers_help: str) -> None:
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help=f"{workers_help}; the result does not "
-                        "depend on it")
-    parser.add_argument("--ray-address", metavar="ADDRESS", default=None,
-                        help="run the jobs as Ray tasks on this cluster (host:6379, auto or ray://host:10001; "
-                             "needs the ray extra): see docs/distributed.md")
-
-
-def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
-    from training.evaluation.bench import BENCH_SETS
-    from training.evaluation.matches import ON_BOT_ERROR
-
-    parser.add_argument("--bench", choices=BENCH_SETS, default=None,
-                        help="play the first --deals boards of this published benchmark set (and its seed) instead of "
-                             "boards dealt from --seed: docs/evaluation.md")
-    parser.add_argument("--on-bot-error", choices=ON_BOT_ERROR, default="raise",
-                        help="a cmd: bot that answers late, illegally or garbage, or dies: stop with the error (raise, "
-                             "the default) or score that board as its side's loss (forfeit)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The five-hundred argument parser, every subcommand with its function in ``func``."""
     from five_hundred_env.rules import PRESETS
+    from training.evaluation.league_command import add_league_arguments, run_league_command
+    from training.rollouts.dataset_command import add_dataset_arguments
 
     presets = sorted(PRESETS)
     agent_help = "an agent: random, heuristic, a registered name, a trained checkpoint, an SB3 .zip or cmd:COMMAND"
@@ -472,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a config key, e.g. train.total_steps=2e6")
     train.add_argument("--resume", action="store_true", help="continue the run from its latest checkpoint")
     train.add_argument("--overwrite", action="store_true", help="start again, deleting only the files in its manifest.json")
-    _add_distributed_arguments(train, "the rollout warm start's worker processes (pretrain.rollouts.workers)")
+    add_distributed_arguments(train, "the rollout warm start's worker processes (pretrain.rollouts.workers)")
     train.set_defaults(func=_train)
     sub.add_parser("exit", add_help=False, help="expert iteration: learn from search (CONFIG [KEY=VALUE ...] "
                    "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.algorithms.expert_iteration
@@ -500,36 +400,26 @@ def build_parser() -> argparse.ArgumentParser:
                               epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
     evaluate.add_argument("agent_a", metavar="AGENT_A", help=agent_help)
     evaluate.add_argument("agent_b", metavar="AGENT_B", help=agent_help)
-    _add_rules_arguments(evaluate, presets)
+    add_rules_arguments(evaluate, presets)
     evaluate.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) to play (default 1000)")
     evaluate.add_argument("--games", type=int, default=0, help="also play this many games to 500 (default 0)")
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     evaluate.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: when standard error is a terminal)")
-    _add_match_arguments(evaluate)
-    _add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
+    add_match_arguments(evaluate)
+    add_distributed_arguments(evaluate, "worker processes playing the boards (default 1: this process)")
     evaluate.set_defaults(func=_evaluate)
     league = sub.add_parser("league", help="every pair of agents in duplicate on the same boards, and a rating for each",
                             epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    league.add_argument("agents", nargs="+", metavar="AGENT", help=f"two or more agents: {agent_help}")
-    _add_rules_arguments(league, presets)
-    league.add_argument("--deals", type=int, default=1000, help="duplicate deals (boards) per pair (default 1000)")
-    league.add_argument("--games", type=int, default=0, help="also play this many games to 500 per pair (default 0)")
-    league.add_argument("--seed", type=int, default=0, help="the seed the boards are dealt from (not with --bench)")
-    _add_match_arguments(league)
-    league.add_argument("--json", metavar="PATH", help="write the ratings and every match as JSON ('-' for standard output)")
-    league.add_argument("--out", metavar="TABLE.md", help="write the ratings table (Markdown)")
-    league.add_argument("--plot", metavar="PNG", help="draw the ratings with their intervals")
-    league.add_argument("--cache", metavar="DIR", default="league-cache",
-                        help="keep each pair's played boards here, to resume and to add agents (default league-cache)")
-    league.add_argument("--no-cache", action="store_true", help="play everything, keep nothing")
-    league.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="show a progress bar (default: when standard error is a terminal)")
-    _add_distributed_arguments(league, "worker processes playing the pairs' boards (default 1: this process)")
-    league.set_defaults(func=_league)
+    add_league_arguments(league, presets, agent_help)
+    league.set_defaults(func=run_league_command)
+    dataset = sub.add_parser("dataset", help="write the games of an agent as a dataset: compact records of its deals "
+                             "and actions (and a search's candidate values), with a manifest (docs/datasets.md)",
+                             epilog=AGENT_SPECS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dataset_arguments(dataset, presets, agent_help)
     play = sub.add_parser("play", help="play one seat yourself, in the terminal, against agents")
-    _add_rules_arguments(play, presets)
+    add_rules_arguments(play, presets)
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     play.add_argument("--opponents", default="heuristic", help=f"the other seats' agent (default heuristic): {agent_help}")
     play.add_argument("--seed", type=int, default=0)
@@ -539,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch = sub.add_parser("watch", help="watch agents play each other, every hand shown")
     watch.add_argument("agents", nargs="+", metavar="AGENT",
                        help=f"one agent per side (or per seat), e.g. 'heuristic random': {agent_help}")
-    _add_rules_arguments(watch, presets)
+    add_rules_arguments(watch, presets)
     length = watch.add_mutually_exclusive_group()
     length.add_argument("--deals", type=int, default=1, help="deals to play (default 1)")
     length.add_argument("--game", action="store_true", help="play a whole game to 500 instead")

@@ -264,6 +264,8 @@ class PIMCAgent(Agent):
         """Per kind of decision: searches, deviations from the base agent, fallbacks, seconds."""
         self.last_search: SearchRecord | None = None
         """The latest searched decision (``None`` until one is made)."""
+        self._searched: SearchRecord | None = None
+        """The search of the latest :meth:`act` (``None`` where it did not search)."""
 
     @property
     def base(self) -> Agent:
@@ -302,6 +304,7 @@ class PIMCAgent(Agent):
         if len(legal_compact) == 0:
             raise ValueError("no legal action in the mask: is it this agent's turn?")
         vector = observation["observation"]
+        self._searched = None
         base_action = self.table.universal[self.base.act(observation)]
         kind = KIND_OF_PHASE.get(self.tracker.phase(vector))
         if kind not in self.search:
@@ -317,6 +320,14 @@ class PIMCAgent(Agent):
         if kind == "play":
             self.tracker.record_own_play(vector, info, action)
         return self.table.compact[action]
+
+    def candidate_values(self) -> dict[int, float] | None:
+        """Each candidate's mean over the worlds of the latest :meth:`act` (compact ids; points for
+        the agent's side, the ``win_bonus`` included), where it searched: its :class:`SearchRecord`'s
+        ``means``. ``None`` for a decision left to the base agent."""
+        if self._searched is None:
+            return None
+        return {self.table.compact[action]: mean for action, mean in self._searched.means.items()}
 
     def _candidates(self, kind: str, info: InfoSet, legal: list[int], base_action: int) -> list[int]:
         """The legal actions the worlds are played out after: some bids, one of each run of equal cards."""
@@ -366,7 +377,7 @@ class PIMCAgent(Agent):
         chosen = base_action  # a tie keeps the base choice: its own reasons break it better than the id order
         if record.gain > 0 and record.gain >= self.min_gain[kind]:
             chosen = record.best
-        self.last_search = replace(record, chosen=chosen)
+        self.last_search = self._searched = replace(record, chosen=chosen)
         stats.searches += 1
         stats.deviations += chosen != base_action
         stats.seconds += time.perf_counter() - start

@@ -156,6 +156,14 @@ def load_deal(st: np.ndarray, b: int, o: np.ndarray, dealer: int) -> None:
 
 
 @njit(cache=True)
+def load_deals(st: np.ndarray, games: np.ndarray, o: np.ndarray, dealers: np.ndarray) -> None:
+    """Start the deal of each of ``games`` over from the hands and kitty written into its row, dealt
+    by ``dealers[i]``."""
+    for i in range(games.shape[0]):
+        start_deal(st, games[i], o, dealers[i])
+
+
+@njit(cache=True)
 def replay(st: np.ndarray, b: int, o: np.ndarray, history: np.ndarray, word_bit: np.ndarray,
            word_kind: np.ndarray) -> int:
     """Apply the universal actions ``history`` to game ``b`` in order: the index of the first one

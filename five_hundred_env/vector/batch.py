@@ -24,11 +24,12 @@ from five_hundred_env.actions import (
     is_card_action,
 )
 from five_hundred_env.cards import KERNEL_MASK_BITS, kernel_card_ids
-from five_hundred_env.engine import Deal, IllegalActionError, check_scores, parse_deal
+from five_hundred_env.engine import Deal, IllegalActionError, parse_deal
 from five_hundred_env.env import check_seed, is_finite_number
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.vector import _step
+from five_hundred_env.vector._deals import check_side_rows, check_sides, deal_masks
 from five_hundred_env.vector._layout import (
     F_ACTION_RNG,
     F_DEAL_RNG,
@@ -67,18 +68,6 @@ def output_buffer(out: np.ndarray | None, shape: tuple[int, ...], dtype: type, n
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
         raise ValueError(f"{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape {shape}, got {got}")
     return out
-
-
-MAX_SCORE = 2**31 - 1
-"""The largest score (either sign) a batched game holds; the engine's rows are int64."""
-
-
-def _check_sides(rules: Rules, scores: Sequence[int]) -> list[int]:
-    """``check_scores`` (per side) for a batched game, whose scores must also fit its int64 rows."""
-    sides = check_scores(rules, scores)
-    if any(abs(v) > MAX_SCORE for v in sides):
-        raise ValueError(f"scores must lie within ±{MAX_SCORE:,}, got {sides}")
-    return sides
 
 
 def _write_scores(row: np.ndarray, sides: list[int]) -> None:
@@ -204,6 +193,7 @@ class BatchEngine:
         self._scale = float(reward_scale)
         self._win_shaping = float(win_shaping)
         self._card_bits = kernel_card_ids(rules.deck)
+        self._bit_of_card = np.array(self._card_bits, dtype=np.int64)
         self._universal, self._word_bit, self._word_kind, self._compact_of_word = action_word_tables(self.actions)
         self._offsets = obs_offsets(self.encoder)
         self._cards = np.zeros(KERNEL_MASK_BITS, dtype=np.int64)
@@ -260,13 +250,40 @@ class BatchEngine:
         the scores its episodes start from. Bad input raises ``ValueError`` and changes nothing."""
         self._check_game(game)
         hand_masks, kitty_mask = parse_deal(self.rules, hands, kitty, dealer)
-        sides = _check_sides(self.rules, scores) if scores is not None else None
+        sides = check_sides(self.rules, scores) if scores is not None else None
         row = self._state[game]
         self._write_dealt(row, hand_masks, kitty_mask)
         if sides is not None:
             _write_scores(row, sides)
         _step.load_deal(self._state, int(game), self._opts, dealer)
         self._refresh(np.array([game]))
+
+    def load_deals(self, games: np.ndarray, cards: np.ndarray, dealers: np.ndarray,
+                   scores: np.ndarray | None = None) -> None:
+        """Explicit deals in many games at once, by universal card id: ``cards[i]`` holds game
+        ``games[i]``'s hands in seat order (``hand_size`` ids each), then its kitty (``kitty_size``
+        ids; a ``two_handed`` dead hand is the rest of the pack), and ``dealers[i]`` is its dealer.
+        ``scores[i]`` (per side), if given, also sets the game's scores and those its episodes start
+        from, as :meth:`set_deal`, which this is for many games without card names: the records of
+        :mod:`five_hundred_env.dataset` hold their deals this way. A repeated game, a card id outside
+        the pack or dealt twice, a dealer or a score out of range raises ``ValueError`` naming the
+        first game at fault, and changes nothing."""
+        games = self._check_games(games)
+        rules = self.rules
+        if len(np.unique(games)) != len(games):
+            raise ValueError(f"games must be distinct, got {games.tolist()}")
+        hands, kitty, dealers = deal_masks(rules, self._bit_of_card, games, cards, dealers)
+        sides = None if scores is None else check_side_rows(rules, scores, games)
+        state = self._state
+        state[games, F_DEALT:F_DEALT + MAX_SEATS] = 0
+        state[games, F_DEALT:F_DEALT + rules.num_players] = hands.view(np.int64)
+        state[games, F_KITTY] = kitty.view(np.int64)
+        if sides is not None:
+            for first in (F_SCORES, F_START_SCORES):
+                state[games, first:first + MAX_SEATS] = 0
+                state[games, first:first + rules.num_sides] = sides
+        _step.load_deals(state, games.astype(np.int64), self._opts, dealers)
+        self._refresh(games)
 
     def _write_dealt(self, row: np.ndarray, hands: Sequence[int], kitty: int) -> None:
         """A deal's hands and kitty (universal card masks) into a state row, as kernel masks."""
@@ -283,7 +300,7 @@ class BatchEngine:
         self._check_game(game)
         if not isinstance(deal, Deal) or deal.rules != self.rules:
             raise ValueError(f"deal must be a Deal of this engine's rules ({self.rules.describe()}), got {deal!r}")
-        sides = _check_sides(self.rules, scores) if scores is not None else None
+        sides = check_sides(self.rules, scores) if scores is not None else None
         history = np.array(deal.history, dtype=np.int64)
         if ((history < 0) | (history >= NUM_UNIVERSAL_ACTIONS)).any():
             raise ValueError(f"the deal's history holds ids that are no actions: {history.tolist()}")
@@ -309,7 +326,7 @@ class BatchEngine:
         if width == 0 or not deals or count > self.num_games:
             raise ValueError(f"give at least one deal and one action, for at most {self.num_games} games: "
                              f"{len(deals)} deals, {width} actions")
-        sides = _check_sides(self.rules, scores) if scores is not None else None
+        sides = check_sides(self.rules, scores) if scores is not None else None
         for deal in deals:
             if not isinstance(deal, Deal) or deal.rules != self.rules:
                 raise ValueError(f"deals must be Deals of this engine's rules ({self.rules.describe()}), got {deal!r}")
@@ -380,7 +397,7 @@ class BatchEngine:
         trainer draws each deal's starting scores this way). Scores that would end the game at
         once (§9) raise ``ValueError`` and change nothing."""
         self._check_game(game)
-        _write_scores(self._state[game], _check_sides(self.rules, scores))
+        _write_scores(self._state[game], check_sides(self.rules, scores))
         self._refresh(np.array([game]))
 
     # -- stepping -----------------------------------------------------------------------------------

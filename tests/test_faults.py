@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from disk_helpers import disk_fills_up, needs_proc
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("pydantic")
@@ -132,8 +133,6 @@ def _disk_full_on(monkeypatch, name: str, after: int = 0) -> None:
     monkeypatch.setattr(os, "fsync", fsync)
 
 
-needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
-
 
 @needs_proc
 @pytest.mark.parametrize(("victim", "after"), [("latest.pt", 1), ("step_", 1), ("progress.csv", 4)])
@@ -164,6 +163,24 @@ def test_a_full_disk_in_the_train_command_is_one_line_not_a_traceback(tmp_path, 
     assert main(["train", str(config_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("five-hundred: error: no space left") and "\n" not in err and "--resume" in err, err
+
+
+@needs_proc
+def test_a_full_disk_inside_torchs_zip_writer_stops_a_fresh_run_in_one_line_and_keeps_the_checkpoint(
+        tmp_path, monkeypatch, capsys):
+    # torch reports the failed write as a RuntimeError of its zip writer, not an OSError
+    config_path = tmp_path / "full.yaml"
+    config_path.write_text(yaml.safe_dump(settings(tmp_path, "full")))
+    disk_fills_up(monkeypatch, "latest.pt", room=50_000, after=1)
+    assert main(["train", str(config_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    latest = tmp_path / "full" / "checkpoints" / "latest.pt"
+    monkeypatch.undo()
+    step = torch.load(latest, weights_only=True)["counters"]["global_step"]
+    assert err.startswith(f"five-hundred: error: no space left on the device writing {latest} at step ") and \
+        "\n" not in err and err.endswith(f"the last good checkpoint is {latest} (step {step}); free some space, "
+                                          "then --resume"), err
+    assert not list((tmp_path / "full").rglob("*.tmp"))
 
 
 @needs_proc

@@ -66,6 +66,7 @@ from training.records.runs import (
     restore_rng_states,
     rng_states,
     save_checkpoint_file,
+    stop_on_a_full_disk,
     write_checkpoint,
 )
 from training.rollouts.selfplay import draw_starting_scores
@@ -609,6 +610,8 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
         final = run.run_dir / "final.pt"
         save_checkpoint_file(run, final, state.payload(rules, config, whole=False))
         evaluations = _final_evaluation(model, rules, config, state, run, runlog, final, log)
+    except OSError as e:
+        stop_on_a_full_disk(e, run, state.global_step)
     finally:
         runlog.close()
     log(f"trained {session_steps} learner steps ({steps_per_s:.0f}/s); agent: {final}")

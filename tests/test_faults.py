@@ -20,7 +20,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("pydantic")
 yaml = pytest.importorskip("yaml")
 
-from agents.neural import ActorCritic, CheckpointError  # noqa: E402
+from network_helpers import flip_a_byte  # noqa: E402
+
+from agents.neural import TENSORS_DIGEST, ActorCritic, CheckpointError  # noqa: E402
 from training.algorithms import warmstart  # noqa: E402
 from training.algorithms.ppo import train  # noqa: E402
 from training.cli import main  # noqa: E402
@@ -227,6 +229,19 @@ def test_a_corrupt_latest_checkpoint_points_at_the_intact_periodic_one(tmp_path)
     assert train(config, resume=True, **QUIET).global_step >= 500
 
 
+def test_a_byte_flipped_in_latest_pts_optimiser_state_points_at_the_intact_periodic_one(tmp_path):
+    config = tiny(tmp_path, "flipped", train={"total_steps": 500})
+    train(config, stop_after_updates=3, **QUIET)
+    ckpt = tmp_path / "flipped" / "checkpoints"
+    periodic = sorted(ckpt.glob("step_*.pt"))[-1]
+    latest = ckpt / "latest.pt"
+    flip_a_byte(latest, torch.load(latest, weights_only=True)["optimizer"]["state"][0]["exp_avg"])
+    with pytest.raises(CheckpointError) as e:
+        train(config, resume=True, **QUIET)
+    message = one_line(e)
+    assert message.startswith(f"{latest}: its tensors do not match the sha256") and f"cp {periodic} {latest}" in message
+
+
 def test_resuming_a_final_checkpoint_is_refused_in_one_line(tmp_path):
     config = tiny(tmp_path, "final", train={"total_steps": 300})
     train(config, **QUIET)
@@ -391,6 +406,7 @@ def test_a_non_finite_loss_stops_training_naming_the_step(tmp_path, monkeypatch)
 def test_non_finite_starting_weights_are_refused(tmp_path):
     train(tiny(tmp_path, "src", train={"total_steps": 300}), **QUIET)
     data = torch.load(tmp_path / "src" / "final.pt", weights_only=True)
+    del data[TENSORS_DIGEST]  # as a file from before digests were recorded: its weights are checked all the same
     next(iter(data["model"].values())).fill_(float("inf"))
     torch.save(data, tmp_path / "inf.pt")
     with pytest.raises(CheckpointError, match="non-finite weights") as e:

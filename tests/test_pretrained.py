@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from network_helpers import Comparing, trained_like, write_checkpoint  # noqa: E402
+from network_helpers import Comparing, flip_a_byte, trained_like, write_checkpoint  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents import make_agent  # noqa: E402
@@ -22,6 +22,7 @@ from agents import pretrained as pretrained_module  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import (  # noqa: E402
     POLICY_FORMAT,
+    TENSORS_DIGEST,
     ActorCritic,
     CheckpointError,
     NeuralAgent,
@@ -143,6 +144,7 @@ def test_policy_files_are_checked_like_checkpoints(tmp_path):
     with pytest.raises(CheckpointError, match="not a readable checkpoint"):
         load_agent(tmp_path / "truncated.pt")
     raw = torch.load(out, weights_only=True)
+    del raw[TENSORS_DIGEST]  # as a file from before digests were recorded: its weights are checked all the same
     raw["model"]["actor.0.weight"][0, 0] = float("nan")
     torch.save(raw, tmp_path / "nan.pt")
     with pytest.raises(CheckpointError, match=r"non-finite weights \(NaN or inf\) in actor\.0\.weight"):
@@ -156,6 +158,19 @@ def test_policy_files_are_checked_like_checkpoints(tmp_path):
     with pytest.raises(ValueError, match="dtype must be one of float16, float32"):
         export_policy(out, tmp_path / "never.pt", dtype="int8")
     assert not (tmp_path / "never.pt").exists()
+
+
+def test_a_byte_flipped_in_a_policy_files_weights_is_refused_by_every_command(tmp_path, capsys):
+    out = tmp_path / "policy.pt"
+    export_policy(write_checkpoint(tmp_path / "final.pt"), out)
+    flip_a_byte(out, torch.load(out, weights_only=True)["model"]["actor.0.weight"])
+    with pytest.raises(CheckpointError, match="its tensors do not match the sha256 recorded when it was written"):
+        load_agent(out)
+    assert main(["evaluate", str(out), "random", "--deals", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"five-hundred: error: {out}: its tensors do not match") and err.count("\n") == 1, err
+    assert main(["export", str(out), str(tmp_path / "again.pt")]) == 2
+    assert "do not match the sha256" in capsys.readouterr().err and not (tmp_path / "again.pt").exists()
 
 
 def test_the_export_command(tmp_path, capsys):

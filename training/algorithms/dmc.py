@@ -52,6 +52,7 @@ from pydantic import Field, model_validator
 from torch import nn
 
 from agents.dmc import DMC_FORMAT, DMCAgent, QNetwork
+from agents.neural import check_tensors_digest
 from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS, ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
@@ -492,6 +493,7 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
         raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
     if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:
         raise ConfigError(f"--resume: {run.latest} is not a DMC training checkpoint (a PPO run's, or a final.pt?)")
+    check_tensors_digest(data, run.latest)
     saved, now = data["config"], config.to_dict()
     for section in ("rules", "network"):
         if saved.get(section) != now[section]:

@@ -226,12 +226,16 @@ NEVER = 100.0
 def set_advice_weights(model: ActorCritic, weights: float | Mapping[str, float]) -> None:
     """Set ``model``'s advice weight: one number for every decision, or (a network with a phase
     slice only) one per decision kind (:data:`~agents.base.DECISION_KINDS`; the kinds not named
-    keep theirs), each on the rows of the phases of its kind (:data:`~agents.base.KIND_OF_PHASE`)."""
+    keep theirs), each on the rows of the phases of its kind (:data:`~agents.base.KIND_OF_PHASE`).
+    A weight is a number from 0 to :data:`NEVER` (the advised action always)."""
     if model.advice == "none":
-        raise ValueError("the network takes no advice, so it has no advice weight to set")
+        raise ValueError("the network takes no advice (no heuristic input), so it has no advice weight (threshold) "
+                         "to set")
     numbers = weights.values() if isinstance(weights, Mapping) else [weights]
     if not all(isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) for w in numbers):
         raise ValueError(f"an advice weight must be a finite number, got {weights!r}")
+    if not all(0 <= w <= NEVER for w in numbers):
+        raise ValueError(f"an advice weight must be from 0 to {NEVER:g} (the advised action always), got {weights!r}")
     with torch.no_grad():
         if not isinstance(weights, Mapping):
             model.advice_weight.fill_(float(weights))

@@ -346,6 +346,10 @@ def test_a_per_kind_network_adds_each_phases_advice_weight_and_round_trips(tmp_p
         set_advice_weights(split, {"bids": 1.0})
     with pytest.raises(ValueError, match="finite"):
         set_advice_weights(split, {"bid": float("inf")})
+    for outside in (1e300, -0.5, {"play": 100.5}):  # 1e300 overflowed float32: torch's RuntimeError
+        with pytest.raises(ValueError, match="an advice weight must be from 0 to 100"):
+            set_advice_weights(split, outside)
+    assert split.advice_weight.tolist() == pytest.approx([2.0, 3.0, 0.7, 0.7, 0.7, 3.0])  # nothing was set
 
 
 @pytest.mark.parametrize(("change", "words"), [

@@ -194,7 +194,18 @@ def _whole(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _checked(name: str, check: Callable[[Any, Any, str], None], arity: int = 1) -> Callable[..., Any]:
+_CHECKED_METHODS = {
+    "_check_action": ("apply_action", "apply_action_with_legality_check", "child"),
+    "_check_seat_or_chance": ("legal_actions", "legal_actions_mask", "action_to_string"),
+    "_check_seat": ("information_state_string", "information_state_tensor", "observation_string",
+                    "observation_tensor", "player_return", "player_reward", "string_to_action"),
+}
+"""The public methods of ``pyspiel.State`` whose first argument (an action or a player) each check refuses when bad."""
+_PLAYER_AND_MORE = ("action_to_string", "string_to_action")
+"""Of those, the methods whose player comes before another argument (their other form has none)."""
+
+
+def _checked(name: str, check: Callable[[Any, Any, str], None], arity: int) -> Callable[..., Any]:
     """``pyspiel.State``'s method ``name`` with its first argument (a player or an action, when
     it is called with ``arity`` arguments) checked by ``check`` before OpenSpiel's C++ sees it."""
     method = getattr(pyspiel.State, name)
@@ -209,6 +220,15 @@ def _checked(name: str, check: Callable[[Any, Any, str], None], arity: int = 1) 
     return checked
 
 
+def _checking_arguments(cls: type[FiveHundredState]) -> type[FiveHundredState]:
+    """``cls`` with every method of :data:`_CHECKED_METHODS` checking its argument."""
+    for check, names in _CHECKED_METHODS.items():
+        for name in names:
+            setattr(cls, name, _checked(name, getattr(cls, check), 2 if name in _PLAYER_AND_MORE else 1))
+    return cls
+
+
+@_checking_arguments
 class FiveHundredState(pyspiel.State):
     """A deal being dealt (chance) or played; the engine's :class:`Deal` once dealt."""
 
@@ -312,7 +332,7 @@ class FiveHundredState(pyspiel.State):
     # OpenSpiel's C++ layer checks some arguments before the Python methods above see them, and
     # stops on a bad one with its CHECK text (apply_action(-1), information_state_string(7)), or
     # answers as if nothing were wrong (legal_actions(9) is []): the public methods that take a
-    # player or an action check it here first, naming it in a ValueError.
+    # player or an action check it here first (_CHECKED_METHODS), naming it in a ValueError.
     def _check_action(self, action: Any, method: str) -> None:
         """Refuse what is not a move here: not a whole number, an action id out of range, a dealer
         outside the seats, a card outside the pack or dealt already."""
@@ -343,20 +363,6 @@ class FiveHundredState(pyspiel.State):
             raise ValueError(f"{method}({player!r}): the player must be a seat 0..{self.rules.num_players - 1} of "
                              f"this {self.rules.num_players}-player game or the chance player "
                              f"({int(pyspiel.PlayerId.CHANCE)})")
-
-    apply_action = _checked("apply_action", _check_action)
-    apply_action_with_legality_check = _checked("apply_action_with_legality_check", _check_action)
-    child = _checked("child", _check_action)
-    legal_actions = _checked("legal_actions", _check_seat_or_chance)
-    legal_actions_mask = _checked("legal_actions_mask", _check_seat_or_chance)
-    action_to_string = _checked("action_to_string", _check_seat_or_chance, arity=2)
-    information_state_string = _checked("information_state_string", _check_seat)
-    information_state_tensor = _checked("information_state_tensor", _check_seat)
-    observation_string = _checked("observation_string", _check_seat)
-    observation_tensor = _checked("observation_tensor", _check_seat)
-    player_return = _checked("player_return", _check_seat)
-    player_reward = _checked("player_reward", _check_seat)
-    string_to_action = _checked("string_to_action", _check_seat, arity=2)
 
     # -- what a player saw ---------------------------------------------------------------------
     def seen_history(self, player: int) -> str:

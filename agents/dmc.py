@@ -30,7 +30,15 @@ import torch
 from torch import nn
 
 from agents.base import Agent
-from agents.neural import ACTIVATIONS, MAX_PARAMETERS, SCORE_SCALE, CheckpointError, check_rules, load_agent
+from agents.neural import (
+    ACTIVATIONS,
+    MAX_PARAMETERS,
+    SCORE_SCALE,
+    CheckpointError,
+    check_rules,
+    check_tensors_digest,
+    load_agent,
+)
 from five_hundred_env.rules import Rules, make_rules
 
 DMC_FORMAT = "five-hundred-dmc-v1"
@@ -158,7 +166,10 @@ def q_network_from(data: dict[str, Any], path: str | Path) -> QNetwork:
 
 
 def read_dmc_checkpoint(data: dict[str, Any], path: str | Path, rules: Rules | str | None) -> tuple[QNetwork, Rules]:
-    """The network and rules of a loaded DMC checkpoint; ``rules`` (if given) checked against its preset."""
+    """The network and rules of a loaded DMC checkpoint (its tensors checked against the digest
+    recorded when written: :func:`~agents.neural.check_tensors_digest`); ``rules`` (if given) checked
+    against its preset."""
+    check_tensors_digest(data, path)
     try:
         trained = Rules.from_dict(data["rules"])
     except (KeyError, ValueError, TypeError) as e:

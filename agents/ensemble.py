@@ -71,12 +71,14 @@ def ensemble_network(models: Sequence[ActorCritic], rules: Rules) -> ActorCritic
     return merged
 
 
-def ensemble_policy(sources: Sequence[str | Path], out: str | Path, advice_weight: float | Mapping[str, float],
-                    dtype: str = "float16", note: str = "") -> dict[str, Any]:
+def ensemble_policy(sources: Sequence[str | Path], out: str | Path,
+                    advice_weight: float | Mapping[str, float] | None = None, dtype: str = "float16",
+                    note: str = "") -> dict[str, Any]:
     """Write ``out``, the policy file of the ensemble of ``sources`` (checkpoints or policy files
-    of one preset), with ``advice_weight`` (one number, or one per decision kind: the kinds not
-    named keep :data:`NEVER`, the advised action). The provenance names each member and its
-    sha256. Returns the provenance."""
+    of one preset). Members that take advice need ``advice_weight`` (one number, or one per
+    decision kind: the kinds not named keep :data:`NEVER`, the advised action), as their own were
+    chosen for each alone; members that take none (plain PPO networks) refuse one. The provenance
+    names each member and its sha256. Returns the provenance."""
     paths = [Path(s) for s in sources]
     out = check_output(out, inputs=paths)
     data = [read_checkpoint(p) for p in paths]
@@ -88,11 +90,15 @@ def ensemble_policy(sources: Sequence[str | Path], out: str | Path, advice_weigh
                              "an ensemble plays one game")
     try:
         model = ensemble_network([model_from_checkpoint(d, p) for d, p in zip(data, paths, strict=True)], rules)
-        set_advice_weights(model, advice_weight)
+        if advice_weight is not None:
+            set_advice_weights(model, advice_weight)
+        elif model.advice != "none":
+            raise ValueError("its networks take advice, and each one's threshold was chosen for it alone: give the "
+                             "ensemble's own (export's --threshold POINTS or KIND=POINTS,...)")
     except ValueError as e:
         raise ValueError(f"ensemble of {', '.join(map(str, paths))}: {e}") from None
     members = [{"source": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()} for p in paths]
     origin = {"source": " + ".join(m["source"] for m in members),
               "sha256": hashlib.sha256("".join(m["sha256"] for m in members).encode()).hexdigest(),
-              "members": members, "advice_weight": advice_weights(model)}
+              "members": members, "advice_weight": advice_weights(model) if model.advice != "none" else None}
     return write_policy(model, rules, out, dtype, note, origin)

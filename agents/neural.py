@@ -27,6 +27,7 @@ alone, in float16 by default, what ships in ``agents/pretrained/``).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import re
@@ -225,12 +226,16 @@ NEVER = 100.0
 def set_advice_weights(model: ActorCritic, weights: float | Mapping[str, float]) -> None:
     """Set ``model``'s advice weight: one number for every decision, or (a network with a phase
     slice only) one per decision kind (:data:`~agents.base.DECISION_KINDS`; the kinds not named
-    keep theirs), each on the rows of the phases of its kind (:data:`~agents.base.KIND_OF_PHASE`)."""
+    keep theirs), each on the rows of the phases of its kind (:data:`~agents.base.KIND_OF_PHASE`).
+    A weight is a number from 0 to :data:`NEVER` (the advised action always)."""
     if model.advice == "none":
-        raise ValueError("the network takes no advice, so it has no advice weight to set")
+        raise ValueError("the network takes no advice (no heuristic input), so it has no advice weight (threshold) "
+                         "to set")
     numbers = weights.values() if isinstance(weights, Mapping) else [weights]
     if not all(isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) for w in numbers):
         raise ValueError(f"an advice weight must be a finite number, got {weights!r}")
+    if not all(0 <= w <= NEVER for w in numbers):
+        raise ValueError(f"an advice weight must be from 0 to {NEVER:g} (the advised action always), got {weights!r}")
     with torch.no_grad():
         if not isinstance(weights, Mapping):
             model.advice_weight.fill_(float(weights))
@@ -336,10 +341,57 @@ class NeuralAgent(Agent):
 
 # -- checkpoints -------------------------------------------------------------------------------
 
+TENSORS_DIGEST = "tensors_sha256"
+"""The entry of a checkpoint or policy file that holds :func:`tensors_digest` of its contents, as
+written; files written before it was recorded lack it (and are read unchecked)."""
+
+
+def tensors_digest(data: Any) -> str:
+    """The sha256 of every tensor in ``data`` (nested dicts, lists and tuples): each one's place,
+    dtype, shape and bytes, in a fixed order (dict keys sorted), whatever the order of the dicts or
+    the layout of torch's file. A flipped byte in any weight, optimiser moment or generator state
+    changes it; hashing is about as fast as reading the file."""
+    digest = hashlib.sha256()
+
+    def add(value: Any, place: str) -> None:
+        if isinstance(value, torch.Tensor):
+            tensor = value.detach().cpu().contiguous()
+            digest.update(f"{place}:{tensor.dtype}:{tuple(tensor.shape)};".encode())
+            digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+        elif isinstance(value, Mapping):
+            for key in sorted(value, key=str):
+                add(value[key], f"{place}/{key}")
+        elif isinstance(value, list | tuple):
+            for index, item in enumerate(value):
+                add(item, f"{place}/{index}")
+
+    add(data, "")
+    return digest.hexdigest()
+
+
+def check_tensors_digest(data: Mapping[str, Any], path: str | Path) -> None:
+    """Refuse (:class:`CheckpointError`, one line naming ``path``) a loaded file whose tensors no
+    longer hash to the :data:`TENSORS_DIGEST` recorded when it was written; a file without one
+    (written before digests were recorded) passes."""
+    recorded = data.get(TENSORS_DIGEST)
+    if recorded is not None and recorded != tensors_digest(data):
+        raise CheckpointError(f"{path}: its tensors do not match the sha256 recorded when it was written (the file "
+                              "was damaged or edited since): restore it from a copy, or write it again")
+
+
+def write_weights_file(path: str | Path, data: dict[str, Any], tag: str | None = None) -> None:
+    """Write a checkpoint or policy file (``data``, with its ``format``) whole or not at all
+    (:func:`five_hundred_env.files.write_atomic`; ``tag`` names its temporary file), its
+    :data:`TENSORS_DIGEST` recorded, so that a crash mid-write never leaves a truncated file behind
+    and a byte changed later is caught on reading (:func:`check_tensors_digest`)."""
+    stamped = {**data, TENSORS_DIGEST: tensors_digest(data)}
+    write_atomic(path, lambda f: torch.save(stamped, f), tag)
+
+
 def save_checkpoint(path: str | Path, payload: dict[str, Any], tag: str | None = None) -> None:
-    """Write a checkpoint whole or not at all (:func:`five_hundred_env.files.write_atomic`; ``tag``
-    names its temporary file), so a crash mid-write never leaves a truncated checkpoint behind."""
-    write_atomic(path, lambda f: torch.save({"format": CHECKPOINT_FORMAT, **payload}, f), tag)
+    """Write a checkpoint (``payload``; its ``format`` by default :data:`CHECKPOINT_FORMAT`) with
+    :func:`write_weights_file`."""
+    write_weights_file(path, {"format": CHECKPOINT_FORMAT, **payload}, tag)
 
 
 def torch_load_failure(error: Exception) -> str:
@@ -371,6 +423,7 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
     if found not in (CHECKPOINT_FORMAT, POLICY_FORMAT):
         raise CheckpointError(f"{path} is not a five-hundred training checkpoint or policy file "
                               f"(format {found!r}, expected {CHECKPOINT_FORMAT!r} or {POLICY_FORMAT!r})")
+    check_tensors_digest(data, path)
     policy_only = found == POLICY_FORMAT
     for key in ("rules", "model", "model_spec", *(("provenance",) if policy_only else ())):
         if key not in data:

@@ -22,8 +22,9 @@ from agents.neural import (
     model_from_checkpoint,
     read_checkpoint,
     set_advice_weights,
+    write_weights_file,
 )
-from five_hundred_env.files import check_output, write_atomic
+from five_hundred_env.files import check_output
 from five_hundred_env.rules import Rules
 
 POLICY_DTYPES = {"float16": torch.float16, "float32": torch.float32}
@@ -83,5 +84,5 @@ def write_policy(model: ActorCritic, rules: Rules, out: str | Path, dtype: str =
                   "flushed_to_zero": flushed}
     payload = {"format": POLICY_FORMAT, "rules": rules.to_dict(), "model_spec": model.spec(), "model": weights,
                "provenance": provenance}
-    write_atomic(out, lambda f: torch.save(payload, f))
+    write_weights_file(out, payload)
     return provenance

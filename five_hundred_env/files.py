@@ -11,7 +11,8 @@ The rules, the same for every command and function that writes:
   above it exists (``--save records/game.json`` creates ``records/``; ``a/b/game.json`` with
   neither ``a`` nor ``a/b`` is refused);
 * the file is written beside its target and renamed into place (:func:`write_atomic`), so a crash
-  or a full disk leaves the earlier file, never half of one.
+  or a full disk leaves the earlier file, never half of one, and a write that fails is an
+  ``OSError`` naming the target (also where torch's zip writer hides it behind a ``RuntimeError``).
 """
 
 from __future__ import annotations
@@ -99,13 +100,26 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:
         tmp.unlink(missing_ok=True)
-        raise OSError(e.errno, e.strerror, str(path)) from None  # name the file meant, not the temporary one
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        failed = _failed_write(e)
+        if failed is None:
+            raise
+        raise OSError(failed.errno, failed.strerror, str(path)) from None  # name the file meant, not the temporary one
     fsync_dir(path.parent)
+
+
+def _failed_write(error: BaseException) -> OSError | None:
+    """The ``OSError`` behind ``error``: itself, or one it was raised while handling. torch's zip
+    writer finishes its file even after a write failed (a full disk), and that fails in turn with a
+    ``RuntimeError`` ("unexpected pos ...") that hides the ``OSError`` saying why. ``None`` for an
+    error that no failed system call caused, and for ``KeyboardInterrupt`` and its like."""
+    seen: BaseException | None = error
+    while isinstance(seen, Exception):
+        if isinstance(seen, OSError) and seen.errno is not None:
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def fsync_dir(folder: str | os.PathLike[str]) -> None:

@@ -27,9 +27,12 @@ One OpenSpiel game plays one deal over the same engine as the PettingZoo environ
 Every rule option is a game parameter; one left out keeps the preset's own value (switches are
 0/1, ``both_jokers_min_bid`` 0 means off).
 
-**Checked moves**: every chance outcome (a dealer outside the seats, a card outside the pack or
-dealt already) and every action id (out of range, or illegal) is a ``ValueError`` naming it, and
-the state stays as it was.
+**Checked moves and players**: every chance outcome (a dealer outside the seats, a card outside
+the pack or dealt already), every action id (out of range, or illegal) and anything else given as
+one (``-1``, ``True``, ``3.0``) is a ``ValueError`` naming it, and the state stays as it was; so is
+a player outside the seats given to the methods that take one (``legal_actions(9)``,
+``information_state_string(7)``, ``observation_tensor(-3)``, ``player_return``, …), where
+OpenSpiel's C++ layer would stop with its CHECK text or answer ``[]``.
 
 **Plain-text states**: ``state.serialize()`` and ``game.deserialize_state(text)`` use the
 project's own form — a header, the rules as JSON, the actions so far — and replay the actions
@@ -48,8 +51,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import numbers
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -184,6 +189,46 @@ def _tables(rules: Rules) -> tuple[ActionTable, ObservationEncoder]:
     return ActionTable(rules), ObservationEncoder(rules)
 
 
+def _whole(value: Any) -> bool:
+    """An integer (Python's or numpy's), not a bool: what an action or a player may be."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+_CHECKED_METHODS = {
+    "_check_action": ("apply_action", "apply_action_with_legality_check", "child"),
+    "_check_seat_or_chance": ("legal_actions", "legal_actions_mask", "action_to_string"),
+    "_check_seat": ("information_state_string", "information_state_tensor", "observation_string",
+                    "observation_tensor", "player_return", "player_reward", "string_to_action"),
+}
+"""The public methods of ``pyspiel.State`` whose first argument (an action or a player) each check refuses when bad."""
+_PLAYER_AND_MORE = ("action_to_string", "string_to_action")
+"""Of those, the methods whose player comes before another argument (their other form has none)."""
+
+
+def _checked(name: str, check: Callable[[Any, Any, str], None], arity: int) -> Callable[..., Any]:
+    """``pyspiel.State``'s method ``name`` with its first argument (a player or an action, when
+    it is called with ``arity`` arguments) checked by ``check`` before OpenSpiel's C++ sees it."""
+    method = getattr(pyspiel.State, name)
+
+    def checked(self: FiveHundredState, *args: Any) -> Any:
+        if len(args) == arity:
+            check(self, args[0], name)
+        return method(self, *args)
+
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = f"OpenSpiel's ``{name}``, its player or action checked first (a bad one: a ``ValueError`` naming it)."
+    return checked
+
+
+def _checking_arguments(cls: type[FiveHundredState]) -> type[FiveHundredState]:
+    """``cls`` with every method of :data:`_CHECKED_METHODS` checking its argument."""
+    for check, names in _CHECKED_METHODS.items():
+        for name in names:
+            setattr(cls, name, _checked(name, getattr(cls, check), 2 if name in _PLAYER_AND_MORE else 1))
+    return cls
+
+
+@_checking_arguments
 class FiveHundredState(pyspiel.State):
     """A deal being dealt (chance) or played; the engine's :class:`Deal` once dealt."""
 
@@ -217,21 +262,14 @@ class FiveHundredState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         """Apply one move, each checked first (a bad one is a ``ValueError`` and changes nothing)."""
+        self._check_action(action, "apply_action")
         rules = self.rules
         if self.deal is not None:
             table = _tables(rules)[0]
-            if not 0 <= action < len(table):
-                raise ValueError(f"action {action} is not an action id of this game (0..{len(table) - 1})")
             self.deal.apply_action(table.universal[action])  # IllegalActionError (a ValueError): nothing applied
         elif self.dealer < 0:
-            if not 0 <= action < rules.num_players:
-                raise ValueError(f"chance outcome {action}: the dealer must be a seat 0..{rules.num_players - 1}")
             self.dealer = action
         else:
-            if not (0 <= action < NUM_CARD_IDS and rules.deck >> action & 1):
-                raise ValueError(f"chance outcome {action}: not a card of the {rules.preset} pack")
-            if action in self.dealt:
-                raise ValueError(f"chance outcome {action} ({card_to_str(action, rules.two_jokers)}): dealt already")
             self.dealt.append(action)
             # the hands, then the kitty; two_handed leaves its dead hand undealt (§10.3)
             if len(self.dealt) == rules.num_players * rules.hand_size + rules.kitty_size:
@@ -289,6 +327,42 @@ class FiveHundredState(pyspiel.State):
         if self.deal is None:
             return f"dealing: dealer {self.dealer}, {len(self.dealt)} cards dealt"
         return self.deal.describe()
+
+    # -- the checks of what callers pass -------------------------------------------------------
+    # OpenSpiel's C++ layer checks some arguments before the Python methods above see them, and
+    # stops on a bad one with its CHECK text (apply_action(-1), information_state_string(7)), or
+    # answers as if nothing were wrong (legal_actions(9) is []): the public methods that take a
+    # player or an action check it here first (_CHECKED_METHODS), naming it in a ValueError.
+    def _check_action(self, action: Any, method: str) -> None:
+        """Refuse what is not a move here: not a whole number, an action id out of range, a dealer
+        outside the seats, a card outside the pack or dealt already."""
+        rules = self.rules
+        if not _whole(action):
+            raise ValueError(f"{method}({action!r}): an action must be a whole number (an action id or a chance outcome)")
+        if self.deal is not None:
+            size = len(_tables(rules)[0])
+            if not 0 <= action < size:
+                raise ValueError(f"action {action} is not an action id of this game (0..{size - 1})")
+        elif self.dealer < 0:
+            if not 0 <= action < rules.num_players:
+                raise ValueError(f"chance outcome {action}: the dealer must be a seat 0..{rules.num_players - 1}")
+        elif not (0 <= action < NUM_CARD_IDS and rules.deck >> action & 1):
+            raise ValueError(f"chance outcome {action}: not a card of the {rules.preset} pack")
+        elif action in self.dealt:
+            raise ValueError(f"chance outcome {action} ({card_to_str(action, rules.two_jokers)}): dealt already")
+
+    def _check_seat(self, player: Any, method: str) -> None:
+        """Refuse a player that is not a seat of the game."""
+        if not (_whole(player) and 0 <= player < self.rules.num_players):
+            raise ValueError(f"{method}({player!r}): the player must be a seat 0..{self.rules.num_players - 1} "
+                             f"of this {self.rules.num_players}-player game")
+
+    def _check_seat_or_chance(self, player: Any, method: str) -> None:
+        """Refuse a player that is neither a seat nor the chance player."""
+        if not (_whole(player) and (0 <= player < self.rules.num_players or player == pyspiel.PlayerId.CHANCE)):
+            raise ValueError(f"{method}({player!r}): the player must be a seat 0..{self.rules.num_players - 1} of "
+                             f"this {self.rules.num_players}-player game or the chance player "
+                             f"({int(pyspiel.PlayerId.CHANCE)})")
 
     # -- what a player saw ---------------------------------------------------------------------
     def seen_history(self, player: int) -> str:

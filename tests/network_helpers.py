@@ -1,6 +1,9 @@
-"""Networks for the tests of policy files and ensembles (test_pretrained, test_ensemble)."""
+"""Networks for the tests of policy files and ensembles (test_pretrained, test_ensemble), and a
+byte flipped inside a file's weights (the tests of the tensors' digest)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -30,6 +33,17 @@ def write_checkpoint(path, preset: str = "australian", seed: int = 0):
     model = trained_like(preset, seed)
     save_checkpoint(path, {"rules": make_rules(preset).to_dict(), "model_spec": model.spec(), "model": model.state_dict()})
     return path
+
+
+def flip_a_byte(path: Path, tensor: torch.Tensor) -> None:
+    """Flip the lowest bit of ``tensor``'s first element where the file at ``path`` stores it (a
+    change too small to make the value non-finite, as a disk's or a copy's single bit error)."""
+    raw = bytearray(path.read_bytes())
+    stored = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    at = raw.find(stored)
+    assert at >= 0 and raw.find(stored, at + 1) < 0, "the tensor's bytes are not stored once in the file"
+    raw[at] ^= 1
+    path.write_bytes(bytes(raw))
 
 
 class Comparing(Agent):

@@ -14,8 +14,11 @@ pytest.importorskip("numba")
 pytest.importorskip("torch")
 import torch
 import yaml
+from disk_helpers import disk_fills_up, needs_proc
+from network_helpers import flip_a_byte
 
 from agents.dmc import DMCAgent
+from agents.neural import CheckpointError
 from agents.registry import make_agent
 from training.algorithms.dmc import Decisions, DmcConfig, build_q_network, evaluate, train_dmc
 from training.algorithms.warmstart import score_ci
@@ -127,3 +130,33 @@ def test_resume_over_an_unsafe_latest_pt_is_one_plain_line(tmp_path: Path) -> No
     message = str(caught.value)
     assert "\n" not in message and "\x1b" not in message and len(message) < 300, repr(message)
     assert str(latest) in message and "eval" in message and "allowlist" not in message
+
+
+@needs_proc
+def test_a_full_disk_stops_a_run_in_one_line_and_keeps_the_last_checkpoint(tmp_path: Path, monkeypatch, capsys) -> None:
+    """torch's zip writer reports a full disk as a RuntimeError: the train command still says it in one line."""
+    from training.cli import main
+
+    path = tmp_path / "full.yaml"
+    path.write_text(yaml.safe_dump(tiny_config(tmp_path, total_steps=10000).to_dict()))
+    disk_fills_up(monkeypatch, "latest.pt", room=50_000, after=1)
+    assert main(["train", str(path), "evaluation.final_deals=0"]) == 2
+    err = capsys.readouterr().err.strip()
+    latest = tmp_path / "dmc" / "checkpoints" / "latest.pt"
+    monkeypatch.undo()
+    step = torch.load(latest, weights_only=True)["counters"]["global_step"]
+    assert 0 < step < 10000 and "\n" not in err, err
+    assert err.startswith(f"five-hundred: error: no space left on the device writing {latest} at step ") and \
+        err.endswith(f"the last good checkpoint is {latest} (step {step}); free some space, then --resume"), err
+
+
+def test_a_byte_flipped_in_a_dmc_checkpoints_weights_is_refused_to_play_and_to_resume(tmp_path: Path) -> None:
+    config = tiny_config(tmp_path)
+    train_dmc(config, stop_after_updates=1, log=lambda _: None)
+    latest = tmp_path / "dmc" / "checkpoints" / "latest.pt"
+    assert isinstance(make_agent(str(latest), "australian"), DMCAgent)
+    flip_a_byte(latest, max(torch.load(latest, weights_only=True)["model"].values(), key=torch.numel))
+    with pytest.raises(CheckpointError, match=f"^{latest}: its tensors do not match the sha256"):
+        make_agent(str(latest), "australian")
+    with pytest.raises(CheckpointError, match=f"^{latest}: its tensors do not match the sha256"):
+        train_dmc(config, resume=True, log=lambda _: None)

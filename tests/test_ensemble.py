@@ -14,7 +14,7 @@ from network_helpers import Comparing, trained_like, write_checkpoint  # noqa: E
 import five_hundred_env  # noqa: E402
 from agents.ensemble import NEVER, ensemble_network  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
-from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint  # noqa: E402
+from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint, save_checkpoint  # noqa: E402
 from agents.play import play_deal  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
@@ -74,7 +74,33 @@ def test_the_export_of_several_checkpoints_writes_their_ensemble(tmp_path, capsy
     agreed = comparing.agreed_by_kind
     assert agreed["play"] and all(agreed["play"]) and not all(agreed["bid"])
     assert main(["export", *map(str, sources), str(tmp_path / "no.pt")]) == 2
-    assert "needs --threshold" in capsys.readouterr().err
+    assert "its networks take advice, and each one's threshold was chosen for it alone: give the ensemble's own " \
+           "(export's --threshold" in capsys.readouterr().err
     other = write_checkpoint(tmp_path / "three.pt", "italian_3p")
     assert main(["export", str(sources[0]), str(other), str(tmp_path / "no.pt"), "--threshold", "30"]) == 2
     assert "other rules" in capsys.readouterr().err and not (tmp_path / "no.pt").exists()
+
+
+def test_an_ensemble_of_networks_without_advice_needs_no_threshold_and_refuses_one(tmp_path, capsys):
+    """Plain PPO networks (no heuristic input) have no threshold: their ensemble is exported
+    without one, and ``--threshold`` is refused in one line that says why (not first "needs
+    --threshold", then "takes no advice")."""
+    rules = make_rules("australian")
+    members = [ActorCritic(**{**trained_like("australian", seed).spec(), "advice": "none"}) for seed in (0, 1)]
+    sources = []
+    for seed, member in enumerate(members):
+        path = tmp_path / f"ppo{seed}.pt"
+        save_checkpoint(path, {"rules": rules.to_dict(), "model_spec": member.spec(), "model": member.state_dict()})
+        sources.append(str(path))
+    out = tmp_path / "ens.pt"
+    assert main(["export", *sources, str(out), "--dtype", "float32"]) == 0
+    assert "the ensemble of 2 networks" in capsys.readouterr().out
+    merged = load_agent(out).model
+    assert merged.advice == "none" and read_checkpoint(out)["provenance"]["advice_weight"] is None
+    x = torch.randint(0, 2, (16, members[0].spec()["obs_size"])).float()
+    mean = torch.stack([m.residual_logits(x) for m in members]).mean(0)
+    torch.testing.assert_close(merged.residual_logits(x), mean, rtol=1e-5, atol=1e-5)
+    assert main(["export", *sources, str(tmp_path / "no.pt"), "--threshold", "30"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "takes no advice" in err and "needs" not in err, err
+    assert not (tmp_path / "no.pt").exists()

@@ -257,6 +257,8 @@ def test_config_errors_name_the_key_and_the_override(tmp_path: Path):
         load_exit_config(TINY, ["fit.epoch=3"])
     with pytest.raises(ConfigError, match=r"network\.advice: heuristic, init_from, or generation\.base: heuristic"):
         load_exit_config(TINY, ["network.advice=none"])
+    with pytest.raises(ConfigError, match=r"fit\.thresholds\.1: Input should be less than or equal to 100"):
+        load_exit_config(TINY, ["fit.thresholds=[0.5,200]"])  # an advice weight above NEVER: refused now, not after the fit
     config = load_exit_config(TINY, ["iterations=5"])
     assert config.iterations == 5 and config.logging.run_name == "exit_tiny"
     assert build_model(config, RULES).spec()["critic_extra"] > 0

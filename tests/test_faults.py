@@ -14,12 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
+from disk_helpers import disk_fills_up, needs_proc
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("pydantic")
 yaml = pytest.importorskip("yaml")
 
-from agents.neural import ActorCritic, CheckpointError  # noqa: E402
+from network_helpers import flip_a_byte  # noqa: E402
+
+from agents.neural import TENSORS_DIGEST, ActorCritic, CheckpointError  # noqa: E402
 from training.algorithms import warmstart  # noqa: E402
 from training.algorithms.ppo import train  # noqa: E402
 from training.cli import main  # noqa: E402
@@ -132,8 +135,6 @@ def _disk_full_on(monkeypatch, name: str, after: int = 0) -> None:
     monkeypatch.setattr(os, "fsync", fsync)
 
 
-needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
-
 
 @needs_proc
 @pytest.mark.parametrize(("victim", "after"), [("latest.pt", 1), ("step_", 1), ("progress.csv", 4)])
@@ -164,6 +165,24 @@ def test_a_full_disk_in_the_train_command_is_one_line_not_a_traceback(tmp_path, 
     assert main(["train", str(config_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("five-hundred: error: no space left") and "\n" not in err and "--resume" in err, err
+
+
+@needs_proc
+def test_a_full_disk_inside_torchs_zip_writer_stops_a_fresh_run_in_one_line_and_keeps_the_checkpoint(
+        tmp_path, monkeypatch, capsys):
+    # torch reports the failed write as a RuntimeError of its zip writer, not an OSError
+    config_path = tmp_path / "full.yaml"
+    config_path.write_text(yaml.safe_dump(settings(tmp_path, "full")))
+    disk_fills_up(monkeypatch, "latest.pt", room=50_000, after=1)
+    assert main(["train", str(config_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    latest = tmp_path / "full" / "checkpoints" / "latest.pt"
+    monkeypatch.undo()
+    step = torch.load(latest, weights_only=True)["counters"]["global_step"]
+    assert err.startswith(f"five-hundred: error: no space left on the device writing {latest} at step ") and \
+        "\n" not in err and err.endswith(f"the last good checkpoint is {latest} (step {step}); free some space, "
+                                          "then --resume"), err
+    assert not list((tmp_path / "full").rglob("*.tmp"))
 
 
 @needs_proc
@@ -208,6 +227,19 @@ def test_a_corrupt_latest_checkpoint_points_at_the_intact_periodic_one(tmp_path)
     assert f"cp {periodic} {ckpt / 'latest.pt'}" in message and "--resume" in message
     os.replace(periodic, ckpt / "latest.pt")  # what the message says to do (cp) works
     assert train(config, resume=True, **QUIET).global_step >= 500
+
+
+def test_a_byte_flipped_in_latest_pts_optimiser_state_points_at_the_intact_periodic_one(tmp_path):
+    config = tiny(tmp_path, "flipped", train={"total_steps": 500})
+    train(config, stop_after_updates=3, **QUIET)
+    ckpt = tmp_path / "flipped" / "checkpoints"
+    periodic = sorted(ckpt.glob("step_*.pt"))[-1]
+    latest = ckpt / "latest.pt"
+    flip_a_byte(latest, torch.load(latest, weights_only=True)["optimizer"]["state"][0]["exp_avg"])
+    with pytest.raises(CheckpointError) as e:
+        train(config, resume=True, **QUIET)
+    message = one_line(e)
+    assert message.startswith(f"{latest}: its tensors do not match the sha256") and f"cp {periodic} {latest}" in message
 
 
 def test_resuming_a_final_checkpoint_is_refused_in_one_line(tmp_path):
@@ -374,6 +406,7 @@ def test_a_non_finite_loss_stops_training_naming_the_step(tmp_path, monkeypatch)
 def test_non_finite_starting_weights_are_refused(tmp_path):
     train(tiny(tmp_path, "src", train={"total_steps": 300}), **QUIET)
     data = torch.load(tmp_path / "src" / "final.pt", weights_only=True)
+    del data[TENSORS_DIGEST]  # as a file from before digests were recorded: its weights are checked all the same
     next(iter(data["model"].values())).fill_(float("inf"))
     torch.save(data, tmp_path / "inf.pt")
     with pytest.raises(CheckpointError, match="non-finite weights") as e:

@@ -7,10 +7,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import numpy as np  # noqa: E402
+from network_helpers import flip_a_byte  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents.neural import (  # noqa: E402
     MAX_PARAMETERS,
+    TENSORS_DIGEST,
     ActorCritic,
     CheckpointError,
     NeuralAgent,
@@ -23,6 +25,7 @@ from agents.neural import (  # noqa: E402
     policy_input,
     save_checkpoint,
     set_advice_weights,
+    tensors_digest,
 )
 from five_hundred_env import make_rules  # noqa: E402
 from five_hundred_env.rules import PRESETS as RULE_PRESETS  # noqa: E402
@@ -232,6 +235,37 @@ def test_corrupt_and_foreign_files_are_refused(tmp_path):
         load_agent(tmp_path / "missing.pt")
 
 
+def test_a_byte_flipped_in_a_checkpoints_weights_is_refused_in_one_line_naming_the_file(tmp_path):
+    path, model = save(tmp_path)
+    flip_a_byte(path, model.state_dict()["actor.2.weight"])
+    with pytest.raises(CheckpointError) as e:
+        load_agent(path)
+    assert str(e.value).startswith(f"{path}: its tensors do not match the sha256 recorded when it was written")
+    assert "\n" not in str(e.value)
+
+
+def test_a_checkpoint_without_a_recorded_digest_still_loads(tmp_path):
+    # as every file written before digests were recorded (the shipped agents/pretrained/*.pt)
+    path, model = save(tmp_path)
+    data = torch.load(path, weights_only=True)
+    assert data.pop(TENSORS_DIGEST) == tensors_digest(data)
+    torch.save(data, path)
+    loaded = load_agent(path).model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in model.state_dict().items())
+
+
+def test_the_digest_covers_each_tensors_place_and_bytes_not_the_order_of_the_dicts():
+    a, b = torch.arange(6.0).reshape(2, 3), torch.ones(3, dtype=torch.float16)
+    digest = tensors_digest({"model": {"a": a, "b": b}, "pool": [{"a": a}], "note": "text"})
+    assert digest == tensors_digest({"pool": [{"a": a.clone()}], "note": "other text", "model": {"b": b, "a": a}})
+    assert digest != tensors_digest({"model": {"a": b, "b": a}, "pool": [{"a": a}]})  # two tensors swapped
+    assert digest != tensors_digest({"model": {"a": a.reshape(3, 2), "b": b}, "pool": [{"a": a}]})  # reshaped
+    assert digest != tensors_digest({"model": {"a": a, "b": b.float()}, "pool": [{"a": a}]})  # another dtype
+    changed = a.clone()
+    changed.view(-1).view(torch.uint8)[0] ^= 1
+    assert digest != tensors_digest({"model": {"a": changed, "b": b}, "pool": [{"a": a}]})
+
+
 class Payload:
     """Any class: loading it would mean running code, which weights_only=True refuses."""
 
@@ -312,6 +346,10 @@ def test_a_per_kind_network_adds_each_phases_advice_weight_and_round_trips(tmp_p
         set_advice_weights(split, {"bids": 1.0})
     with pytest.raises(ValueError, match="finite"):
         set_advice_weights(split, {"bid": float("inf")})
+    for outside in (1e300, -0.5, {"play": 100.5}):  # 1e300 overflowed float32: torch's RuntimeError
+        with pytest.raises(ValueError, match="an advice weight must be from 0 to 100"):
+            set_advice_weights(split, outside)
+    assert split.advice_weight.tolist() == pytest.approx([2.0, 3.0, 0.7, 0.7, 0.7, 3.0])  # nothing was set
 
 
 @pytest.mark.parametrize(("change", "words"), [

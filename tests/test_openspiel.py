@@ -5,6 +5,7 @@ PettingZoo through Shimmy."""
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -157,6 +158,51 @@ def test_an_action_id_out_of_range_is_refused_and_changes_nothing(bad) -> None:
     with pytest.raises(ValueError, match="illegal action"):
         state.apply_action(illegal)
     assert (state.history(), str(state), state.legal_actions()) == before
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (-1, r"action -1 is not an action id of this game \(0\.\.79\)"),  # was OpenSpiel's CHECK text
+    (True, r"apply_action\(True\): an action must be a whole number"),  # was action 1, applied
+    (3.0, r"apply_action\(3\.0\): an action must be a whole number"),  # was pybind11's page of overloads
+])
+def test_what_is_not_an_action_id_is_refused_in_python_and_changes_nothing(bad, message) -> None:
+    state = _dealt(load_game("australian"), actions=3)
+    before = (state.history(), str(state))
+    for apply in (state.apply_action, state.apply_action_with_legality_check, state.child):
+        with pytest.raises(ValueError, match=message.replace("apply_action", apply.__name__)):
+            apply(bad)
+    assert (state.history(), str(state)) == before
+
+
+@pytest.mark.parametrize("method", ["information_state_string", "information_state_tensor", "observation_string",
+                                    "observation_tensor", "legal_actions", "legal_actions_mask", "player_return",
+                                    "player_reward"])
+@pytest.mark.parametrize("player", [7, 4, -3, np.int64(9)])
+def test_a_player_outside_the_seats_is_refused_in_python_naming_it(method, player) -> None:
+    # OpenSpiel's C++ stopped these with its CHECK text (information_state_string(7)) or answered
+    # as if nothing were wrong (legal_actions(9) was [])
+    state = _dealt(load_game("australian"), actions=3)
+    with pytest.raises(ValueError, match="^" + re.escape(f"{method}({player!r}): the player must be a seat 0..3 of this "
+                                                         "4-player game")):
+        getattr(state, method)(player)
+    assert getattr(state, method)(np.int64(2)) == getattr(state, method)(2)  # a numpy seat is a seat
+
+
+def test_the_checked_methods_keep_their_other_forms() -> None:
+    game = load_game("italian_3p")
+    state = game.new_initial_state()
+    assert state.legal_actions(pyspiel.PlayerId.CHANCE) == state.legal_actions() == [0, 1, 2]
+    state = _dealt(game, actions=2)
+    seat = state.current_player()
+    assert state.legal_actions() == state.legal_actions(seat) and state.legal_actions((seat + 1) % 3) == []
+    assert state.information_state_string() == state.information_state_string(seat)
+    first = state.action_to_string(seat, state.legal_actions()[0])
+    assert state.string_to_action(seat, first) == state.string_to_action(first) == state.legal_actions()[0]
+    assert state.action_to_string(pyspiel.PlayerId.CHANCE, 0) == "deal " + card_to_str(0)
+    with pytest.raises(ValueError, match=r"string_to_action\(5\): the player must be a seat 0\.\.2"):
+        state.string_to_action(5, first)
+    with pytest.raises(ValueError, match=r"action_to_string\(3\): .* or the chance player \(-1\)"):
+        state.action_to_string(3, 0)
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -14,14 +14,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from network_helpers import Comparing, trained_like, write_checkpoint  # noqa: E402
+from network_helpers import Comparing, flip_a_byte, trained_like, write_checkpoint  # noqa: E402
 
 import five_hundred_env  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents import pretrained as pretrained_module  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import (  # noqa: E402
+    NEVER,
     POLICY_FORMAT,
+    TENSORS_DIGEST,
     ActorCritic,
     CheckpointError,
     NeuralAgent,
@@ -143,6 +145,7 @@ def test_policy_files_are_checked_like_checkpoints(tmp_path):
     with pytest.raises(CheckpointError, match="not a readable checkpoint"):
         load_agent(tmp_path / "truncated.pt")
     raw = torch.load(out, weights_only=True)
+    del raw[TENSORS_DIGEST]  # as a file from before digests were recorded: its weights are checked all the same
     raw["model"]["actor.0.weight"][0, 0] = float("nan")
     torch.save(raw, tmp_path / "nan.pt")
     with pytest.raises(CheckpointError, match=r"non-finite weights \(NaN or inf\) in actor\.0\.weight"):
@@ -156,6 +159,19 @@ def test_policy_files_are_checked_like_checkpoints(tmp_path):
     with pytest.raises(ValueError, match="dtype must be one of float16, float32"):
         export_policy(out, tmp_path / "never.pt", dtype="int8")
     assert not (tmp_path / "never.pt").exists()
+
+
+def test_a_byte_flipped_in_a_policy_files_weights_is_refused_by_every_command(tmp_path, capsys):
+    out = tmp_path / "policy.pt"
+    export_policy(write_checkpoint(tmp_path / "final.pt"), out)
+    flip_a_byte(out, torch.load(out, weights_only=True)["model"]["actor.0.weight"])
+    with pytest.raises(CheckpointError, match="its tensors do not match the sha256 recorded when it was written"):
+        load_agent(out)
+    assert main(["evaluate", str(out), "random", "--deals", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"five-hundred: error: {out}: its tensors do not match") and err.count("\n") == 1, err
+    assert main(["export", str(out), str(tmp_path / "again.pt")]) == 2
+    assert "do not match the sha256" in capsys.readouterr().err and not (tmp_path / "again.pt").exists()
 
 
 def test_the_export_command(tmp_path, capsys):
@@ -180,11 +196,11 @@ def test_an_exported_threshold_replaces_the_fits_and_changes_what_the_network_pl
     (the heuristic's action), a threshold of 0 leaves it to the network's own estimates."""
     source = write_checkpoint(tmp_path / "final.pt")
     assert main(["export", str(source), str(tmp_path / "own.pt")]) == 0
-    assert main(["export", str(source), str(tmp_path / "high.pt"), "--threshold", "100000"]) == 0
+    assert main(["export", str(source), str(tmp_path / "high.pt"), "--threshold", "10000"]) == 0
     assert main(["export", str(source), str(tmp_path / "zero.pt"), "--threshold", "0"]) == 0
     own, high = read_checkpoint(tmp_path / "own.pt"), read_checkpoint(tmp_path / "high.pt")
-    assert own["provenance"]["advice_weight"] is None and high["provenance"]["advice_weight"] == 1000.0
-    assert float(high["model"]["advice_weight"]) == 1000.0
+    assert own["provenance"]["advice_weight"] is None and high["provenance"]["advice_weight"] == NEVER
+    assert float(high["model"]["advice_weight"]) == NEVER
     rules = make_rules("australian")
     env = five_hundred_env.env(rules=rules, episode="deal")
     for name, follows in (("zero.pt", False), ("high.pt", True)):
@@ -197,7 +213,7 @@ def test_an_exported_threshold_replaces_the_fits_and_changes_what_the_network_pl
 
 
 def test_an_exported_threshold_per_kind_sets_each_kinds_and_refuses_what_does_not_fit(tmp_path, capsys):
-    """``export --threshold bid=0,play=100000`` on a network with one advice weight per phase:
+    """``export --threshold bid=0,play=10000`` on a network with one advice weight per phase:
     the bids follow the network's own estimates, the card play the heuristic (the kinds not named
     keep theirs); a scalar network refuses per-kind thresholds, and a malformed one is one line."""
     rules = make_rules("australian")
@@ -206,9 +222,9 @@ def test_an_exported_threshold_per_kind_sets_each_kinds_and_refuses_what_does_no
     split.load_state_dict({**model.state_dict(), "advice_weight": torch.full((5,), 4.0)})
     source = tmp_path / "split.pt"
     save_checkpoint(source, {"rules": rules.to_dict(), "model_spec": split.spec(), "model": split.state_dict()})
-    assert main(["export", str(source), str(tmp_path / "kinds.pt"), "--threshold", "bid=0,play=100000"]) == 0
+    assert main(["export", str(source), str(tmp_path / "kinds.pt"), "--threshold", "bid=0,play=10000"]) == 0
     assert read_checkpoint(tmp_path / "kinds.pt")["provenance"]["advice_weight"] == \
-        {"bid": 0.0, "discard": 4.0, "nominate": 4.0, "play": 1000.0}
+        {"bid": 0.0, "discard": 4.0, "nominate": 4.0, "play": NEVER}
     agent = Comparing(load_agent(tmp_path / "kinds.pt"), HeuristicAgent(rules, seed=0))
     env = five_hundred_env.env(rules=rules, episode="deal")
     for seed in range(3):
@@ -220,6 +236,23 @@ def test_an_exported_threshold_per_kind_sets_each_kinds_and_refuses_what_does_no
     assert "give one number" in capsys.readouterr().err
     assert main(["export", str(source), str(tmp_path / "no.pt"), "--threshold", "bid=lots"]) == 2
     assert "expected POINTS or KIND=POINTS" in capsys.readouterr().err and not (tmp_path / "no.pt").exists()
+
+
+@pytest.mark.parametrize(("threshold", "words"), [
+    ("1e300", "1e+300 is not from 0 to 10000 points"),  # was torch's overflow traceback
+    ("10001", "10001 is not from 0 to 10000 points"),
+    ("-5", "-5 is not from 0 to 10000 points"),
+    ("bid=20,play=-0.5", "play=-0.5 is not from 0 to 10000 points"),
+    ("nan", "nan is not from 0 to 10000 points"),
+    ("bid=1,bid=2", "bid given twice in 'bid=1,bid=2'; give each kind once"),
+    ("bid=1,play=2,play=3,bid=4", "bid and play given twice"),
+])
+def test_export_refuses_a_threshold_out_of_range_or_a_kind_given_twice_in_one_line(tmp_path, capsys, threshold, words):
+    source = write_checkpoint(tmp_path / "final.pt")
+    assert main(["export", str(source), str(tmp_path / "out.pt"), f"--threshold={threshold}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"five-hundred: error: --threshold: {words}") and err.count("\n") == 1, err
+    assert not (tmp_path / "out.pt").exists()
 
 
 def test_the_shipped_folder_is_read_through_importlib_resources(shipped):

@@ -5,11 +5,13 @@ most one missing folder is made, and every command prints the path it really wro
 from __future__ import annotations
 
 import csv
+import errno
 import os
 import stat
 from pathlib import Path
 
 import pytest
+from disk_helpers import disk_fills_up, needs_proc
 
 from five_hundred_env import Game, save_record
 from five_hundred_env.files import OutputPathError, check_output, write_atomic
@@ -77,6 +79,34 @@ def test_one_missing_folder_is_made_and_two_are_refused(tmp_path):
 def test_an_empty_name_is_refused():
     with pytest.raises(OutputPathError, match="an empty file name"):
         check_output("", "--gif")
+
+
+@needs_proc
+@pytest.mark.parametrize("room", [0, 700, 50_000])
+def test_a_full_disk_under_torchs_zip_writer_is_an_os_error_naming_the_file_and_the_old_one_stays(
+        tmp_path, monkeypatch, room):
+    # torch's zip writer meets the failed write, then fails finishing the file with a RuntimeError
+    # ("unexpected pos ...") that hides why: the caller must see the disk is full, as for any write.
+    torch = pytest.importorskip("torch")
+    target = tmp_path / "weights.pt"
+    target.write_bytes(b"the earlier file")
+    disk_fills_up(monkeypatch, "weights.pt", room)
+    with pytest.raises(OSError) as e:
+        write_atomic(target, lambda f: torch.save({"w": torch.zeros(100_000)}, f))
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(target)
+    assert target.read_bytes() == b"the earlier file" and os.listdir(tmp_path) == ["weights.pt"]
+
+
+def test_an_error_of_the_writer_itself_stays_as_it_was(tmp_path):
+    def write(f):
+        try:
+            raise KeyError("inside")
+        except KeyError:
+            raise ValueError("the writer's own fault") from None
+
+    with pytest.raises(ValueError, match="the writer's own fault"):
+        write_atomic(tmp_path / "x.bin", write)
+    assert os.listdir(tmp_path) == []
 
 
 @needs_fifo
@@ -227,3 +257,15 @@ def test_a_run_makes_its_logging_dir_but_not_a_chain_of_folders(tmp_path):
     with pytest.raises(OutputPathError, match="only the last missing folder is created"):
         open_run(config(tmp_path / "a" / "b"), resume=False, overwrite=False, log=lambda _: None)
     assert not (tmp_path / "a").exists()
+
+
+@needs_proc
+def test_export_on_a_full_disk_is_one_line_and_keeps_the_earlier_file(checkpoint, capsys, tmp_path, monkeypatch):
+    out = tmp_path / "policy.pt"
+    assert main(["export", str(checkpoint()), str(out)]) == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    disk_fills_up(monkeypatch, "policy.pt", room=20_000)
+    assert main(["export", str(checkpoint()), str(out), "--dtype", "float32"]) == 2
+    assert one_error_line(capsys) == f"five-hundred: error: {out}: No space left on device\n"
+    assert out.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["final.pt", "policy.pt"]

@@ -209,15 +209,27 @@ def _exit(args: argparse.Namespace) -> int:
     return expert_iteration(args.arguments)
 
 
-def _thresholds(text: str, scale: float) -> float | dict[str, float]:
-    """``--threshold``'s points as advice weights: ``30``, or ``bid=20,play=30`` (one per kind)."""
+def _thresholds(text: str) -> float | dict[str, float]:
+    """``--threshold``'s points as advice weights: ``30``, or ``bid=20,play=30`` (one per kind,
+    each kind once), each from 0 to the points of :data:`agents.neural.NEVER`."""
+    from agents.neural import NEVER
+    from training.rollouts.exit_rows import RESULT_SCALE
+
     try:
-        if "=" not in text:
-            return float(text) / scale
-        pairs = [part.split("=", 1) for part in text.split(",")]
-        return {kind.strip(): float(points) / scale for kind, points in pairs}
+        pairs = [part.split("=", 1) for part in text.split(",")] if "=" in text else [["", text]]
+        points = {kind.strip(): float(value) for kind, value in pairs}
     except ValueError:
         raise ValueError(f"--threshold: expected POINTS or KIND=POINTS,KIND=POINTS, got {text!r}") from None
+    if len(points) < len(pairs):
+        kinds = [kind.strip() for kind, _ in pairs]
+        twice = sorted({kind for kind in kinds if kinds.count(kind) > 1})
+        raise ValueError(f"--threshold: {' and '.join(twice)} given twice in {text!r}; give each kind once")
+    most = NEVER * RESULT_SCALE
+    for kind, value in points.items():
+        if not 0 <= value <= most:  # NaN too
+            raise ValueError(f"--threshold: {kind + '=' if kind else ''}{value:g} is not from 0 to {most:g} points "
+                             f"({most:g}: always the heuristic's choice)")
+    return {kind: value / RESULT_SCALE for kind, value in points.items()} if "=" in text else points[""] / RESULT_SCALE
 
 
 def _is_dmc(path: str) -> bool:
@@ -233,7 +245,6 @@ def _export(args: argparse.Namespace) -> int:
     agents.policy_files.export_policy), or of the ensemble of several (agents.ensemble.ensemble_policy)."""
     from agents.policy_files import export_policy
     from five_hundred_env.files import check_output
-    from training.rollouts.exit_rows import RESULT_SCALE
 
     sources = args.checkpoints
     out = check_output(args.out, "OUT", inputs=sources)
@@ -245,13 +256,10 @@ def _export(args: argparse.Namespace) -> int:
         print(f"wrote {out} ({out.stat().st_size:,} bytes, {provenance['dtype']}; a DMC network of "
               f"{budget['global_step'] or 0:,} learner steps; sha256 of the source {provenance['sha256'][:16]}...)")
         return 0
-    weight = None if args.threshold is None else _thresholds(args.threshold, RESULT_SCALE)
+    weight = None if args.threshold is None else _thresholds(args.threshold)
     if len(sources) > 1:
         from agents.ensemble import ensemble_policy
 
-        if weight is None:
-            raise ValueError("export of several checkpoints (an ensemble) needs --threshold: the members' own were "
-                             "chosen for each alone")
         provenance = ensemble_policy(sources, out, weight, dtype=args.dtype, note=args.note)
         what = f"the ensemble of {len(sources)} networks"
     else:
@@ -380,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(several checkpoints: their ensemble, one network playing the mean of their logits)")
     export.add_argument("checkpoints", metavar="CHECKPOINT", nargs="+",
                         help="a training checkpoint, e.g. runs/NAME/final.pt (or a policy file); several: their "
-                             "ensemble (agents/ensemble.py), which needs --threshold")
+                             "ensemble (agents/ensemble.py), which needs --threshold if they take advice")
     export.add_argument("out", metavar="OUT.pt", help="the policy file to write")
     export.add_argument("--dtype", choices=("float16", "float32"), default="float16",
                         help="the precision the weights are stored in (default float16; they play in float32)")
@@ -390,7 +398,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "one its fit chose on the held-out deals: it leaves the heuristic's choice only where an "
                              "estimated advantage beats it by more; KIND=POINTS,... sets one per decision kind (bid, "
                              "discard, nominate, play) of a network fitted per kind, or of an ensemble, whose kinds not named "
-                             "keep the heuristic's choice (docs/expert_iteration.md, \"Fit\")")
+                             "keep the heuristic's choice; each kind once, from 0 to 10000 points (10000: always the "
+                             "heuristic's) (docs/expert_iteration.md, \"Fit\")")
     export.set_defaults(func=_export)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")

@@ -52,6 +52,7 @@ from pydantic import Field, model_validator
 from torch import nn
 
 from agents.dmc import DMC_FORMAT, DMCAgent, QNetwork
+from agents.neural import check_tensors_digest
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
@@ -69,6 +70,7 @@ from training.records.runs import (
     restore_rng_states,
     rng_states,
     save_checkpoint_file,
+    stop_on_a_full_disk,
     write_checkpoint,
 )
 from training.rollouts.curriculum import Auction, TrickCredit, uniform_legal
@@ -464,6 +466,7 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
         raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
     if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:
         raise ConfigError(f"--resume: {run.latest} is not a DMC training checkpoint (a PPO run's, or a final.pt?)")
+    check_tensors_digest(data, run.latest)
     saved, now = data["config"], config.to_dict()
     for section in ("rules", "network"):
         if saved.get(section) != now[section]:
@@ -598,6 +601,8 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
         final = run.run_dir / "final.pt"
         save_checkpoint_file(run, final, state.payload(rules, config, whole=False))
         evaluations = _final_evaluation(model, rules, config, state, run, runlog, final, log)
+    except OSError as e:
+        stop_on_a_full_disk(e, run, state.global_step)
     finally:
         runlog.close()
     log(f"trained {session_steps} learner steps in {time.time() - loop_start:.0f} s ({steps_per_s:.0f} learner steps/s); "

@@ -26,7 +26,6 @@ Warm starts (optional, :mod:`training.algorithms.warmstart`)
 
 from __future__ import annotations
 
-import errno
 import math
 import random
 import time
@@ -54,7 +53,6 @@ from training.algorithms.warmstart import (
 )
 from training.records.runlog import RunLog
 from training.records.runs import (
-    DiskFullError,
     NonFiniteError,
     RunFolder,
     RunFolderError,
@@ -65,6 +63,7 @@ from training.records.runs import (
     open_run,
     read_training_checkpoint,
     save_checkpoint_file,
+    stop_on_a_full_disk,
 )
 from training.rollouts.selfplay import Rollout, SnapshotPool, collect_shard, make_collector
 from training.settings.config import Config, TrainConfig, save_config
@@ -363,11 +362,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False,
                else "no checkpoint yet, start again with --overwrite"))
         raise
     except OSError as e:
-        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        raise DiskFullError(f"no space left on the device writing {e.filename or 'the run'} at step "
-                            f"{session.state.global_step}: training stopped; {run.last_checkpoint}; "
-                            "free some space, then --resume") from None
+        stop_on_a_full_disk(e, run, session.state.global_step)
     finally:
         if runlog is not None:
             runlog.close()

@@ -20,6 +20,7 @@ written. :class:`TrainingState` is what a checkpoint holds and restores.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import random
@@ -28,7 +29,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -338,6 +339,17 @@ def save_checkpoint_file(run: RunFolder, path: Path, payload: dict[str, Any]) ->
         raise NonFiniteError(f"not writing {path}: the weights {', '.join(bad[:3])} are not finite")
     run.manifest.add(path)
     save_checkpoint(path, payload, tag=run.manifest.run_id)
+
+
+def stop_on_a_full_disk(error: OSError, run: RunFolder, step: int) -> NoReturn:
+    """Raise the one-line :class:`DiskFullError` for a write that found no space (the disk or the
+    user's quota full) at learner step ``step``, saying which checkpoint survives; any other
+    ``OSError`` is raised again as it was. Called in the training loop's ``except OSError``."""
+    if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        raise error
+    then = "--resume" if run.latest.exists() else "start again with --overwrite"
+    raise DiskFullError(f"no space left on the device writing {error.filename or 'the run'} at step {step}: "
+                        f"training stopped; {run.last_checkpoint}; free some space, then {then}") from None
 
 
 def write_checkpoint(run: RunFolder, payload: dict[str, Any], keep: int, periodic: bool) -> None:

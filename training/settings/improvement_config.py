@@ -7,7 +7,7 @@ Both measure, at sampled decisions, the advantage of every candidate action by p
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -26,13 +26,17 @@ class SampleConfig(Section):
         return self.bid, self.discard, self.nominate, self.play
 
 
+Threshold = Annotated[float, Field(ge=0, le=100)]
+"""A regression fit's threshold (×100 points): 0 up to 100, ``agents.neural.NEVER`` (the advice always)."""
+
+
 class FitConfig(Section):
     """The fit of the actor to improved targets and the critic to results (``training.algorithms.exit_fit.fit``)."""
 
     objective: Literal["all_action", "cross_entropy", "regression"] = Field(
         "all_action", description="all_action: the all-action policy gradient; cross_entropy: imitate the best "
                                   "candidate; regression: least-squares advantages, followed above a threshold")
-    thresholds: list[float] = Field(
+    thresholds: list[Threshold] = Field(
         default_factory=lambda: [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0], min_length=1,
         description="regression: the advice weights (×100 points) the held-out decisions choose among: how much "
                     "an estimated advantage must beat the advised action's to leave it")

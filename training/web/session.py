@@ -27,6 +27,7 @@ import orjson
 
 from agents.base import Agent
 from five_hundred_env.actions import ActionTable, action_card, action_to_str, is_card_action, parse_action
+from five_hundred_env.cards import is_joker
 from five_hundred_env.engine import Deal, Game, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.records import record_of, replay_start
@@ -519,10 +520,12 @@ class GameSession:
         if len(deal.tricks) > tricks:
             _leader, _led, cards, winner = deal.tricks[-1]
             card = next(c for s, c in cards if s == winner)
-            text = (f"trick {len(deal.tricks)} won by {names[winner]} with {card_words(card, rules.two_jokers)}, "
-                    f"{win_reason(deal, card)}")
+            reason = win_reason(deal, card)
+            # "the joker, the highest trump" says which card it is: said once
+            why = reason.removeprefix("the joker") if is_joker(card) else f", {reason}"
+            text = f"trick {len(deal.tricks)} won by {names[winner]} with {card_words(card, rules.two_jokers)}{why}"
             entry = {"cards": [{"seat": s, "card": card_json(c, deal.ctx, rules.two_jokers)} for s, c in cards],
-                     "winner": winner, "reason": win_reason(deal, card), "text": text}
+                     "winner": winner, "reason": reason, "text": text}
             public.tricks.append(entry)
             self._news(text, ends="trick")
         if deal.exposed and not exposed:

@@ -149,7 +149,7 @@ function seatChoices() {
   const playing = $("mode").value === "play";
   const seat = $("seat");
   const chosen = Math.min(Number(seat.value) || 0, p.players - 1);
-  const old = Array.from(document.querySelectorAll(".seat-choice"), (s) => s.value);
+  const old = Array.from(document.querySelectorAll(".seat-choice"), (s) => (s.disabled ? null : s.value));  // not "you" again
   const every = $("all-agents");
   const everyValue = every.value;
   every.replaceChildren(...agentOptions(preset, false));

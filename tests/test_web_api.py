@@ -733,9 +733,18 @@ def test_serve_prints_its_address_and_a_restart_after_ctrl_c_resumes_the_games(t
         while not view["legal"]:  # the agents' moves after it, to the person's next turn
             view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10, "token": token},
                              timeout=30).json()
+        waiting: list[httpx.Response] = []  # a page open: its poll waits for a change, which will not come
+        poll = threading.Thread(target=lambda: waiting.append(httpx.get(
+            f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 20, "token": token}, timeout=60)))
+        poll.start()
+        time.sleep(1)
     finally:
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal: the server and its agent process
         assert process.wait(timeout=30) == 0
+    poll.join(timeout=30)
+    assert waiting and waiting[0].status_code == 200 and waiting[0].json() == view  # answered at once, as it stood
+    stderr = process.stderr.read()
+    assert "Traceback" not in stderr and "Cancel" not in stderr, stderr
     process = serve(tmp_path, port)
     try:
         assert httpx.get(f"{base}/api/games/{view['id']}", params={"token": token}).json() == view

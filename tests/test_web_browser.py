@@ -467,3 +467,18 @@ def test_three_people_play_a_five_handed_game_to_the_end(page, browser):
     scores = {p.get_attribute("#scores", "data-scores") for p in (page, *others)}
     assert len(scores) == 1 and all(p.inner_text("#result-text").startswith("Game over") for p in (page, *others))
     assert all(p.errors == [] for p in others)
+
+
+def test_the_creator_gives_an_awaited_seat_to_an_agent_and_its_link_then_fails(page, browser):
+    start(page, "australian", "heuristic", seat=0, people=(2,), length="deal")
+    page.wait_for_selector('#links .link[data-seat="2"] input')
+    link = page.input_value('#links .link[data-seat="2"] input')
+    page.wait_for_selector('#seat-2 .give button')  # awaited: the creator may give it away
+    page.select_option("#seat-2 .give select", "random")
+    page.click("#seat-2 .give button")
+    page.wait_for_selector('#seat-2 .name:has-text("random")')
+    assert page.query_selector("#seat-2 .give") is None
+    play_to_the_end(page)  # the game no longer waits for seat 2
+    late = open_page(browser, link)
+    late.wait_for_selector("#error:not([hidden])")
+    assert "not valid" in late.inner_text("#error") and late.is_visible("#setup") and late.is_hidden("#table")

@@ -4,10 +4,12 @@ client of a person at the table; agents for a test's own menu."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -95,14 +97,19 @@ class Waiting(Agent):
         return self.inner.act(observation)
 
 
+SLEEPING = "FIVE_HUNDRED_TEST_SLEEPING"
+"""The environment variable naming a file :class:`Sleeper` creates once it thinks."""
+
+
 class Sleeper(Agent):
     """An agent that thinks for a minute, then plays as the heuristic: one still thinking when its
-    server stops (importable, so that it can think in an agent process)."""
+    server stops (importable, so that it can think in an agent process). Once it thinks it
+    creates the file named by :data:`SLEEPING`, when that is set."""
 
     def act(self, observation):
+        if os.environ.get(SLEEPING):
+            Path(os.environ[SLEEPING]).touch()
         time.sleep(60)
         return HeuristicAgent(self.rules, 0).act(observation)
 
 
-def sleeper(rules, seed) -> Agent:
-    return Sleeper(rules, seed)

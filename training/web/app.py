@@ -267,7 +267,7 @@ class Guard:
             return
         refusal = self.refusal(scope)
         if refusal is not None:
-            await _send_json(send, refusal.status, orjson.dumps({"error": refusal.message}))
+            await _send_json(send, refusal.status, orjson.dumps({"error": refusal.message}), SAFE_HEADERS)
             return
 
         async def safe(message: Any) -> None:
@@ -300,9 +300,9 @@ class Guard:
         return None
 
 
-async def _send_json(send: Any, status: int, body: bytes) -> None:
+async def _send_json(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body)), *SAFE_HEADERS]})
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body)), *(extra or ())]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -296,13 +296,13 @@ class GameSession:
                 raise GameError("only the table's creator may give a seat to an agent", 403)
             if isinstance(seat, bool) or seat not in self.people:
                 raise GameError(f"seat must be one of the people's seats {self.people}, got {seat!r}")
-            if self.public.presence[seat] == "here":
-                raise conflict(f"{self.public.names[seat]} is at the table: only an empty seat (awaited or away) "
-                               "goes to an agent")
             try:
                 spec = self.menu.check(spec, self.rules)
             except ValueError as e:
                 raise GameError(str(e)) from None
+            if self.public.presence[seat] == "here":
+                raise conflict(f"{self.public.names[seat]} is at the table: only an empty seat (awaited or away) "
+                               "goes to an agent")
             self.specs[seat] = self.public.agents[seat] = spec
             self.public.presence[seat] = None
             self.people.remove(seat)

@@ -17,6 +17,7 @@ const state = {
   poll: null,       // the AbortController of the poll in flight
   seq: 0, shown: 0, // views are shown in the order their requests were sent
   sending: false,   // a move is on its way: no second one (a double-click) until it is answered
+  give: {},         // the agent the creator picked for each empty seat
 };
 
 // -- talking to the server -----------------------------------------------------------------------
@@ -238,7 +239,7 @@ function follow() {
 
 function enter(id, token, view, push) {
   stopPolling();
-  Object.assign(state, { gameId: id, token, view: null, sending: false });
+  Object.assign(state, { gameId: id, token, view: null, sending: false, give: {} });
   if (push) {
     const params = new URLSearchParams({ game: id });
     if (token) params.set("token", token);
@@ -550,6 +551,8 @@ function giveControl(v, seat) {
   box.className = "give";
   const select = document.createElement("select");
   select.replaceChildren(...agentOptions(v.preset, false));
+  if (state.give[seat]) select.value = state.give[seat];  // kept across the views that redraw the seat
+  select.addEventListener("change", () => { state.give[seat] = select.value; });
   const go = document.createElement("button");
   go.type = "button";
   go.textContent = "give to agent";

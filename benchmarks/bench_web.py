@@ -1,13 +1,16 @@
-"""Load benchmark of the web table (``five-hundred serve``): N games played at once through the HTTP API.
+"""Load benchmark of the web table (``five-hundred serve``): N tables played at once through the HTTP API.
 
 It starts its own server (a separate process, ``python -m training.cli serve``) on a free port of
 127.0.0.1, with the agents' pace at 0, its games in a temporary folder (written to disk after
 every move, as in use) and its agents thinking in one process of their own (``--agent-processes``,
-as ``serve`` does; 0: on the server's threads); then N scripted clients start a game to 500 against agents each and play
-it to the end (they bid whenever they may, so contracts are played and games end, and play their
-first legal card), waiting for their turn by long polling. The clients share one asyncio loop in
-this process, each with its own keep-alive HTTP/1.1 connection (a minimal client: httpx on a
-thread per client took as much CPU as the server, on the same cores).
+as ``serve`` does; 0: on the server's threads); then N tables each play a game to 500: ``--people
+P`` scripted people at each (1 to 4, spread around the table: two are partners at a table of
+four), agents at the other seats. The first person of a table starts it (``POST /api/games`` with
+its ``seats``) and hands each other person their seat's token, as a person sends a seat link;
+each then plays with that token alone. They bid whenever they may (so contracts are played and
+games end) and play their first legal card, and wait for their turn by long polling. The people
+share one asyncio loop in this process, each with their own keep-alive HTTP/1.1 connection (a
+minimal client: httpx on a thread per client took as much CPU as the server, on the same cores).
 
 The latency of a human move is the time from just before the client sends its ``POST
 /api/games/{id}/action`` until it has read the whole answer (the new view; parsing it is not
@@ -20,6 +23,7 @@ moves, as a person would (by default they do not wait: a stress test, every clie
 sent the moment it may). ``--server-cpus 0`` keeps the server on CPU 0 (Linux).
 
     python benchmarks/bench_web.py --games 50 --json OUT.json
+    python benchmarks/bench_web.py --games 50 --people 2 --think 1
     python benchmarks/bench_web.py --games 10 --agents pretrained --preset french_46
 """
 
@@ -126,15 +130,34 @@ class Connection:
             self.writer.close()
 
 
-class Client:
-    """One person playing one game through the API; records the latency of each of their moves."""
+def people_seats(players: int, people: int) -> list[int]:
+    """The seats of ``people`` people at a table of ``players``, spread around it (0 and 2 of four: partners)."""
+    return sorted({round(i * players / people) % players for i in range(people)})
 
-    def __init__(self, port: int, preset: str, agents: str, players: int, think: float) -> None:
+
+class Table:
+    """A table's setting: its preset, its seats (``"human"`` or the agents' spec), and the seat
+    tokens its first person hands the others (:meth:`Client.play`)."""
+
+    def __init__(self, preset: str, agents: str, players: int, people: int) -> None:
+        self.preset = preset
+        self.people = people_seats(players, people)
+        self.seats = ["human" if s in self.people else agents for s in range(players)]
+        self.ready = asyncio.Event()
+        self.game_id = ""
+        self.tokens: dict[int, str] = {}
+
+
+class Client:
+    """One person at one table, playing through the API with their seat's token alone; records the
+    latency of each of their moves."""
+
+    def __init__(self, port: int, table: Table, seat: int, think: float) -> None:
         self.http = Connection(port)
-        self.preset, self.agents, self.players, self.think = preset, agents, players, think
+        self.table, self.seat, self.think = table, seat, think
         self.latencies: list[float] = []
         self.turns: list[float] = []
-        """Each wait for the agents: from a move's answer until the client may move again."""
+        """Each wait for the others: from a move's answer until the client may move again."""
         self.errors: list[str] = []
         self.finished = False
 
@@ -145,28 +168,48 @@ class Client:
         except Exception as e:  # counted and reported, never hidden
             self.errors.append(f"{type(e).__name__}: {e}")
         finally:
+            self.table.ready.set()  # (were the table not made, the others stop too)
             self.http.close()
 
-    async def play(self) -> None:
-        body = {"preset": self.preset, "seat": 0, "agents": [self.agents] * self.players}
+    async def join(self) -> tuple[str, str] | None:
+        """The game and this seat's token: the first person makes the table, the others get their link from them."""
+        table = self.table
+        if self.seat != table.people[0]:
+            await table.ready.wait()
+            return (table.game_id, table.tokens[self.seat]) if table.game_id else None
+        body = {"preset": table.preset, "seats": table.seats, "seat": self.seat}
         status, answer = await self.http.request("POST", "/api/games", body)
-        view = json.loads(answer)
+        created = json.loads(answer)
         if status != 201:
-            self.errors.append(f"new game: {status} {view}")
+            self.errors.append(f"new game: {status} {created}")
+            return None
+        table.game_id = created["id"]
+        table.tokens = {seat: link.rsplit("token=", 1)[1] for seat, link in zip(table.people, created["seat_links"], strict=True)}
+        table.ready.set()
+        return table.game_id, table.tokens[self.seat]
+
+    async def play(self) -> None:
+        joined = await self.join()
+        if joined is None:
             return
+        game_id, token = joined
+        status, answer = await self.http.request("GET", f"/api/games/{game_id}?token={token}")
+        view = json.loads(answer)
         answered: float | None = None  # when the client's last move was answered
         while not (view["over"] or view["stopped"]):
             if view["error"]:
                 self.errors.append(f"game error: {view['error']}")
                 return
             if not view["legal"]:
-                status, answer = await self.http.request("GET", f"/api/games/{view['id']}?after={view['revision']}&wait=20")
+                status, answer = await self.http.request(
+                    "GET", f"/api/games/{game_id}?token={token}&after={view['revision']}&wait=20")
             else:
                 if answered is not None:
                     self.turns.append(time.perf_counter() - answered)
                 await asyncio.sleep(self.think)
                 began = time.perf_counter()
-                status, answer = await self.http.request("POST", f"/api/games/{view['id']}/action", {"action": choose(view)})
+                status, answer = await self.http.request("POST", f"/api/games/{game_id}/action?token={token}",
+                                                         {"action": choose(view)})
                 answered = time.perf_counter()
                 self.latencies.append(answered - began)
             view = json.loads(answer)
@@ -191,7 +234,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=50, help="games played at once (default 50)")
+    parser.add_argument("--games", type=int, default=50, help="tables playing at once, a game each (default 50)")
+    parser.add_argument("--people", type=int, default=1, choices=range(1, 5), metavar="P",
+                        help="scripted people at each table, the others agents (1 to 4; default 1)")
     parser.add_argument("--preset", default="australian")
     parser.add_argument("--agents", default="heuristic", help="the agents' spec (default heuristic)")
     parser.add_argument("--workers", type=int, default=4, help="the server's agent threads (default 4)")
@@ -207,12 +252,15 @@ def main(argv: list[str] | None = None) -> int:
     from five_hundred_env.rules import make_rules
 
     players = make_rules(args.preset).num_players
+    if args.people > players:
+        parser.error(f"--people: a table of {args.preset} has {players} seats")
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         cpus = None if args.server_cpus is None else {int(c) for c in args.server_cpus.split(",")}
         server = start_server(port, folder, args.games, args.workers, args.agent_processes, cpus, args.agent_nice)
         try:
-            clients = [Client(port, args.preset, args.agents, players, args.think) for _ in range(args.games)]
+            tables = [Table(args.preset, args.agents, players, args.people) for _ in range(args.games)]
+            clients = [Client(port, table, seat, args.think) for table in tables for seat in table.people]
             agent_pids = agent_processes(server.pid)
             began, server_cpu, own_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
             agents_cpu = sum(cpu_seconds(pid) for pid in agent_pids)
@@ -227,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     turns = [x for c in clients for x in c.turns]
     errors = [e for c in clients for e in c.errors]
     result = {
-        "games": args.games, "finished": sum(c.finished for c in clients), "moves": len(latencies), "errors": len(errors),
+        "games": args.games, "people": args.people, "finished": sum(c.finished for c in clients) // args.people,
+        "moves": len(latencies), "errors": len(errors),
         "moves_per_s": round(len(latencies) / wall, 1), "p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2), "wall_s": round(wall, 1), "preset": args.preset,
         "agents_p50_ms": round(1000 * percentile(turns, 0.5), 2), "agents_p99_ms": round(1000 * percentile(turns, 0.99), 2),
@@ -242,9 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     for error in errors[:5]:
         print("error:", error)
-    print(f"{result['games']} games at once ({result['finished']} played to the end), {result['moves']} human moves "
+    print(f"{result['games']} tables of {args.people} people at once ({result['finished']} games played to the end), "
+          f"{result['moves']} human moves "
           f"in {result['wall_s']} s: {result['moves_per_s']} moves/s; latency of a human move p50 {result['p50_ms']} ms, "
-          f"p99 {result['p99_ms']} ms; the agents' turns (from a move's answer to the client's next turn) p50 "
+          f"p99 {result['p99_ms']} ms; the others' turns (from a move's answer to the person's next turn) p50 "
           f"{result['agents_p50_ms']} ms, p99 {result['agents_p99_ms']} ms;\n{result['errors']} errors "
           f"({result['cpus']} CPUs, load average {result['load_average']}; "
           f"CPU time: the server {result['server_cpu_s']} s ({result['server_cpu_ms_per_move']} ms a human move), "

@@ -83,9 +83,11 @@ def _check_folder(folder: Path, label: str) -> None:
                               "(only the last missing folder is created)")
 
 
-def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object], tag: str | None = None) -> None:
+def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object], tag: str | None = None,
+                 mode: int = 0o666) -> None:
     """Write ``path`` whole or not at all: ``write(f)`` fills ``NAME.<tag>.tmp`` beside it (created
-    0666 less the user's umask, like any new file; ``tag`` defaults to a fresh random one), which is
+    ``mode`` less the user's umask: 0666 like any new file, 0600 for a file only its owner may
+    read; ``tag`` defaults to a fresh random one), which is
     fsynced and moved into place with ``os.replace``, then the folder is fsynced so the rename
     itself survives a crash. On any error the temporary file goes and an earlier ``path`` stays.
     ``path`` is checked first (:func:`check_output`; the one missing folder is then made)."""
@@ -93,7 +95,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     make_folder(path.parent)
     tmp = path.with_name(f"{path.name}.{tag or f'{os.getpid()}-{secrets.token_hex(4)}'}.tmp")
     tmp.unlink(missing_ok=True)  # a leftover keeps its own mode; start from a new file
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

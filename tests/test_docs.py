@@ -24,6 +24,7 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import json
 import re
 import shlex
 import subprocess
@@ -90,9 +91,15 @@ SHELL_BLOCKS = [b for b in BLOCKS if b.language in ("bash", "sh")]
 
 def test_every_block_is_python_shell_or_plain_text():
     """A block in another language would be neither run nor checked; output is written as plain text."""
-    runnable = {"python", "bash", "sh", "", "text", "yaml", "console"}
+    runnable = {"python", "bash", "sh", "", "text", "yaml", "console", "json"}
     strange = [f"{b.id} ({b.language})" for b in BLOCKS if b.language not in runnable and not b.language.startswith("{")]
     assert not strange, f"code blocks in a language this test neither runs nor checks: {strange}"
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.language == "json"], ids=lambda b: b.id)
+def test_json_blocks_parse(block):
+    """A JSON example (a message of the bot protocol, a report) is one JSON value, as a reader would copy it."""
+    json.loads(block.text)
 
 
 # -- python blocks ----------------------------------------------------------------------------------

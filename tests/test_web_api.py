@@ -10,7 +10,6 @@ a server restart that resumes every game where it was.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -25,20 +24,22 @@ from pathlib import Path
 import httpx
 import pytest
 from env_helpers import PRESET_NAMES
-from fastapi.testclient import TestClient
+from web_helpers import PersonClient, Waiting, creator_token
 
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
-from agents.registry import register_agent, unregister_agent
+from agents.pretrained import available_presets
 from five_hundred_env.actions import ActionTable, action_to_str, parse_action
-from five_hundred_env.cards import card_to_str, mask_to_cards
+from five_hundred_env.cards import card_to_str, mask_to_cards, parse_card
 from five_hundred_env.engine import Deal, deal_to_cards
 from five_hundred_env.records import record_of, replay
 from five_hundred_env.rules import make_rules
 from training.web.app import MAX_BODY, create_app
+from training.web.menu import BUILTIN_CHOICES, MAX_WORLDS, AgentMenu, Choice
 from training.web.saver import read_game
 from training.web.session import GameSession
 from training.web.store import GameStore
+from training.web.view import card_words
 
 HUMAN = 0
 
@@ -58,6 +59,12 @@ def bid_high(view: dict) -> str:
     return bids[0] if bids else view["legal"][0]
 
 
+WAITS, SLOW = threading.Event(), threading.Event()
+"""When the test agents ``waits`` and ``slow`` may play (:class:`~web_helpers.Waiting`)."""
+TEST_MENU = AgentMenu(choices=(*BUILTIN_CHOICES, Choice("waits", "waits for its test", lambda r, s: Waiting(r, s, WAITS)),
+                               Choice("slow", "waits for its test", lambda r, s: Waiting(r, s, SLOW))))
+
+
 def run_agents(session: GameSession) -> None:
     """Play the agents' moves in this thread until the person is to act or the game ends."""
     while (prepared := session.prepare_move()) is not None:
@@ -67,13 +74,13 @@ def run_agents(session: GameSession) -> None:
 
 @pytest.fixture
 def client():
-    store = GameStore(None, pace=0.0, workers=2, seeds=random.Random(0))
-    with TestClient(create_app(store)) as c:
+    store = GameStore(None, pace=0.0, workers=2, seeds=random.Random(0), menu=TEST_MENU)
+    with PersonClient(create_app(store)) as c:
         c.store = store
         yield c
 
 
-def wait_turn(client: TestClient, view: dict) -> dict:
+def wait_turn(client: PersonClient, view: dict) -> dict:
     """Long-poll until the person may act or the game is finished."""
     while not view["legal"] and not (view["over"] or view["stopped"]):
         view = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}).json()
@@ -81,7 +88,7 @@ def wait_turn(client: TestClient, view: dict) -> dict:
     return view
 
 
-def new_game(client: TestClient, preset: str = "australian", **extra) -> dict:
+def new_game(client: PersonClient, preset: str = "australian", **extra) -> dict:
     body = {"preset": preset, "agents": agents_for(preset), "seat": HUMAN, **extra}
     response = client.post("/api/games", json=body)
     assert response.status_code == 201, response.text
@@ -120,31 +127,21 @@ def swapped(hands, kitty, first: str, second: str):
     return places[:-1], places[-1]
 
 
-@contextlib.contextmanager
-def scripted_specs(rules, scripts: dict[int, list[str]]):
-    """The agent specs of every seat but the person's: scripted agents where ``scripts`` says."""
-    names = []
-    for seat, script in scripts.items():
-        names.append(f"web-test-scripted-{seat}")
-        register_agent(names[-1], lambda r, s, script=script: Scripted(r, s, script), replace=True)
-    try:
-        yield [None if s == HUMAN else f"web-test-scripted-{s}" if s in scripts else "heuristic"
-               for s in range(rules.num_players)]
-    finally:
-        for name in names:
-            unregister_agent(name)
+def scripted_specs(rules, scripts: dict[int, list[str]]) -> tuple[list[str | None], AgentMenu]:
+    """The agent specs of every seat but the person's (``None``), scripted agents where ``scripts``
+    says, and the menu that has them."""
+    choices = tuple(Choice(f"scripted_{seat}", "a test's script", lambda r, s, script=script: Scripted(r, s, script))
+                    for seat, script in scripts.items())
+    specs = [None if s == HUMAN else f"scripted_{s}" if s in scripts else "heuristic" for s in range(rules.num_players)]
+    return specs, AgentMenu(choices=(*BUILTIN_CHOICES, *choices))
 
 
 def views_of(rules, hands, kitty, scripts=None) -> tuple[list, GameSession]:
     """Everything the person at seat 0 is sent in one deal (each view that differs from the one
     before), with a marker ``("obs", bytes)`` each time their own observation changes."""
-    with scripted_specs(rules, scripts or {}) as specs:
-        return _views_of(rules, hands, kitty, specs)
-
-
-def _views_of(rules, hands, kitty, specs) -> tuple[list, GameSession]:
+    specs, menu = scripted_specs(rules, scripts or {})
     first = Deal.from_cards(rules, hands, kitty, rules.num_players - 1)
-    session = GameSession("twin-" + "x" * 16, rules, seat=HUMAN, agents=specs, length="deal", seed=3, first_deal=first)
+    session = GameSession("twin-" + "x" * 16, rules, agents=specs, length="deal", seed=3, first_deal=first, menu=menu)
     stream: list = []
     last, last_view = [b""], [""]
 
@@ -153,7 +150,7 @@ def _views_of(rules, hands, kitty, specs) -> tuple[list, GameSession]:
         if digest != last[0]:
             stream.append(("obs", digest))
             last[0] = digest
-        view = json.dumps(session.view(), sort_keys=True)
+        view = json.dumps(session.view(HUMAN), sort_keys=True)
         if view != last_view[0]:  # what a client sees: a hidden turn must change nothing, its revision included
             stream.append(view)
             last_view[0] = view
@@ -164,7 +161,7 @@ def _views_of(rules, hands, kitty, specs) -> tuple[list, GameSession]:
             revision, think = session.prepare_move()
             session.finish_move(revision, think())
         else:
-            session.play(choose(session.view()))
+            session.play(HUMAN, choose(session.view(HUMAN)))
         observe()
     return stream, session
 
@@ -218,7 +215,7 @@ def test_the_kitty_discards_and_a_declined_nomination_stay_hidden():
     common = [json.loads(x) for x in same_until_the_person_may_know_more(a, b) if isinstance(x, str)]
     assert any(v["contract"] and v["trick"] for v in common)  # both reached the play of 6NT by player_1
     assert all(not v["kitty"] and not v["discards"] for v in common)
-    assert not any("NOMINATION" in line for v in common for line in v["log"])
+    assert not any("nomination" in line for v in common for line in v["log"])
 
 
 def five_handed_call(seed: int, holder: int, rules=None):
@@ -242,7 +239,7 @@ def test_a_called_partner_is_shown_to_nobody_before_the_called_card_is_played(se
     b, _ = views_of(rules, *swapped(hands, kitty, called, next(c for c in hands[2] if c != "JK")), scripts)
     common = [json.loads(x) for x in same_until_the_person_may_know_more(a, b) if isinstance(x, str)]
     calls = [v for v in common if v["contract"] and v["contract"]["called"]]
-    assert calls and f"player_1: calls {called}" in calls[-1]["log"]
+    assert calls and f"player_1: calls {card_words(parse_card(called), False)}" in calls[-1]["log"]
     assert all(v["contract"]["called"]["name"] == called for v in calls)
     assert all((v["contract"] or {}).get("partner") is None and not any(s["called_partner"] or s["partner"] for s in v["seats"])
                for v in common)
@@ -262,11 +259,11 @@ def test_the_holder_of_the_called_card_knows_from_the_call_and_a_seat_call_tells
     hands, kitty = dealt(rules, 0)
     stream, _ = views_of(rules, hands, kitty, {1: ["7NT", "PARTNER_3"], 2: ["PASS"], 3: ["PASS"], 4: ["PASS"]})
     views = [json.loads(x) for x in stream if isinstance(x, str)]
-    after = next(v for v in views if any(line == "player_1: calls PARTNER_3" for line in v["log"]))
+    after = next(v for v in views if any(line == "player_1: calls player_3" for line in v["log"]))
     assert after["contract"]["partner"] == 3 and after["contract"]["called"] is None
 
 
-def test_the_person_makes_the_call_from_the_legal_moves(client):
+def test_the_person_makes_the_call_from_the_legal_moves(client: PersonClient):
     """The contractor calls: the legal moves are the cards not in hand but the joker (§10.5)."""
     rules = make_rules("five_handed")
     view = new_game(client, "five_handed", length="deal")
@@ -280,7 +277,7 @@ def test_the_person_makes_the_call_from_the_legal_moves(client):
     assert set(view["legal"]) == {card_to_str(c) for c in mask_to_cards(rules.deck)} - hand - {"JK"}
     call = view["legal"][0]
     view = client.post(f"/api/games/{game_id}/action", json={"action": call}).json()
-    assert view["contract"]["called"]["name"] == call and "player_0: " + call in view["log"]
+    assert view["contract"]["called"]["name"] == call and "player_0: calls " + card_words(parse_card(call), False) in view["log"]
 
 
 def test_both_team_mates_sit_out_a_six_handed_misere():
@@ -322,7 +319,11 @@ def test_info_lists_the_presets_and_agents(client):
     for name, preset in info["presets"].items():
         rules = make_rules(name)
         assert preset["players"] == rules.num_players and len(preset["side_of"]) == rules.num_players
-    assert {"heuristic", "pretrained", "pimc", "random"} <= set(info["agents"])
+    agents = {agent["name"]: agent for agent in info["agents"]}
+    assert {"heuristic", "pretrained", "pimc", "random"} <= set(agents)
+    assert set(agents["pretrained"]["presets"]) == set(available_presets())  # offered only where a network ships
+    worlds = next(o for o in agents["pimc"]["options"] if o["name"] == "worlds")
+    assert (worlds["min"], worlds["max"]) == (1, MAX_WORLDS)
 
 
 def test_the_page_and_its_files_are_served(client):
@@ -362,6 +363,7 @@ def test_one_deal_gives_a_deal_record(client):
 
 def test_a_view_request_waits_for_a_change_or_its_time(client):
     view = wait_turn(client, new_game(client))  # the person is to act: nothing changes until they do
+    view.pop("seat_links", None)  # the creator's links come with the answer that creates the table alone
     again = client.get(f"/api/games/{view['id']}", params={"after": view["revision"], "wait": 0.2}).json()
     assert again == view
     other = client.get(f"/api/games/{view['id']}", params={"after": view["revision"] + 1, "wait": 20}).json()
@@ -444,12 +446,16 @@ def refused(response, status: int, words: str) -> None:
 @pytest.mark.parametrize(("body", "status", "words"), [
     ({"preset": "bridge"}, 400, "unknown preset"),
     ({"seat": 4}, 400, "seat must be one of the seats 0..3"),
-    ({"agents": ["heuristic"] * 3}, 400, "one agent per seat"),
+    ({"agents": ["heuristic"] * 3}, 400, "each of the 4 seats"),
     ({"agents": ["heuristic", "nobody", "heuristic", "heuristic"]}, 400, "unknown agent 'nobody'"),
     ({"agents": ["heuristic", "/etc/hostname", "heuristic", "heuristic"]}, 400, "unknown agent"),
-    ({"agents": ["heuristic", "pimc:nonsense", "heuristic", "heuristic"]}, 400, "key=value"),
-    ({"agents": ["heuristic", "pimc:worlds=2,rollout=/etc/hostname", "heuristic", "heuristic"]}, 400, "is a file"),
-    ({"agents": ["heuristic", "pimc:rollout=pyproject.toml", "heuristic", "heuristic"]}, 400, "is a file"),
+    ({"agents": ["heuristic", "pimc:nonsense", "heuristic", "heuristic"]}, 400, "has no option 'nonsense'"),
+    ({"agents": ["heuristic", "pimc:worlds=2,rollout=/etc/hostname", "heuristic", "heuristic"]}, 400, "no option 'rollout'"),
+    ({"agents": ["heuristic", "pimc:rollout=pyproject.toml", "heuristic", "heuristic"]}, 400, "no option 'rollout'"),
+    ({"seats": ["human", "heuristic", "human"], "agents": []}, 400, "each of the 4 seats"),
+    ({"seats": ["heuristic"] * 4, "agents": []}, 400, "needs a person"),
+    ({"seats": ["human", "human", "heuristic", "heuristic"], "agents": [], "seat": 2}, 400, "creator's seat"),
+    ({"seats": ["human"] * 4, "agents": ["heuristic"] * 4}, 422, "not both"),
     ({"mode": "spy"}, 400, "mode must be one of"),
     ({"length": "forever"}, 400, "length must be"),
     ({"pace": 99}, 422, "pace"),
@@ -483,22 +489,22 @@ def test_bad_moves_are_refused_and_change_nothing(client):
     refused(client.post(f"/api/games/{game_id}/action", json={"action": 7}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={}), 422, "action")
     refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS", "also": 1}), 422, "also")
-    refused(client.post(f"/api/games/{game_id}/action", content=b"{not json"), 422, "malformed request: Invalid JSON")
+    refused(client.post(f"/api/games/{game_id}/action", content=b"{not json", headers={"Content-Type": "application/json"}),
+            422, "malformed request: Invalid JSON")
     big = json.dumps({"action": "x" * (MAX_BODY + 1)}).encode()
-    refused(client.post(f"/api/games/{game_id}/action", content=big), 413, "over")
+    refused(client.post(f"/api/games/{game_id}/action", content=big, headers={"Content-Type": "application/json"}), 413, "over")
     refused(client.get(f"/api/games/{game_id}", params={"after": "soon"}), 422, "after: 'soon' is not an integer")
     refused(client.get(f"/api/games/{game_id}", params={"wait": "long"}), 422, "wait: 'long' is not a number")
-    refused(client.post(f"/api/games/{game_id}/control", json={"command": "play"}), 409, "this table has a player")
+    refused(client.post(f"/api/games/{game_id}/control", json={"command": "play"}), 409, "this table has players")
     refused(client.post(f"/api/games/{game_id}/hint", json={"agent": "nobody"}), 400, "unknown agent")
     assert (client.get(f"/api/games/{game_id}").json()["revision"], session.actions) == before
 
 
 def test_moves_out_of_turn_and_after_the_end_are_refused(client):
-    slow = threading.Event()
-    register_agent("web-test-waits", lambda r, s: Waiting(r, s, slow), replace=True)
+    WAITS.clear()
     try:
         view = client.post("/api/games", json={"preset": "australian", "seat": 0, "length": "deal",
-                                               "agents": ["heuristic", "web-test-waits", "heuristic", "heuristic"]}).json()
+                                               "agents": ["heuristic", "waits", "heuristic", "heuristic"]}).json()
         game_id = view["id"]
         session = client.store.games[game_id]
         while not (view["to_act"] == 1 and session.pending):  # until player_1's agent thinks
@@ -509,8 +515,7 @@ def test_moves_out_of_turn_and_after_the_end_are_refused(client):
         refused(client.post(f"/api/games/{game_id}/action", json={"action": "PASS"}), 409, "not your turn: player_1")
         refused(client.post(f"/api/games/{game_id}/hint", json={"agent": "heuristic"}), 409, "not your turn")
     finally:
-        slow.set()
-        unregister_agent("web-test-waits")
+        WAITS.set()
     view = wait_turn(client, view)
     while not (view["stopped"] or view["over"]):
         view = wait_turn(client, client.post(f"/api/games/{game_id}/action", json={"action": choose(view)}).json())
@@ -531,24 +536,10 @@ def test_a_players_record_waits_for_the_end(client):
 
 
 # -- 4. agents off the request path; bounds; expiry; restart -----------------------------------------------------
-class Waiting(Agent):
-    """An agent that thinks until ``event`` is set (a slow search), then plays as the heuristic."""
-
-    def __init__(self, rules, seed, event):
-        super().__init__(rules, seed)
-        self.event, self.inner = event, HeuristicAgent(rules, seed=seed)
-
-    def act(self, observation):
-        assert self.event.wait(timeout=60)
-        return self.inner.act(observation)
-
-
 def test_a_slow_agent_holds_up_only_its_own_game(client):
-    release = threading.Event()
-    register_agent("web-test-slow", lambda r, s: Waiting(r, s, release), replace=True)
+    SLOW.clear()
     try:
-        slow = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch",
-                                               "agents": ["web-test-slow"] * 3}).json()
+        slow = client.post("/api/games", json={"preset": "italian_3p", "mode": "watch", "agents": ["slow"] * 3}).json()
         slow = client.post(f"/api/games/{slow['id']}/control", json={"command": "play"}).json()
         while not client.store.games[slow["id"]].pending:  # its agent is thinking
             time.sleep(0.01)
@@ -560,17 +551,16 @@ def test_a_slow_agent_holds_up_only_its_own_game(client):
             assert client.get(f"/api/games/{slow['id']}").json()["revision"] == slow["revision"]
         assert client.store.games[slow["id"]].actions == []
     finally:
-        release.set()
-        unregister_agent("web-test-slow")
+        SLOW.set()
 
 
 def test_a_checkpoint_given_to_the_server_is_an_agent_and_no_other_file_is():
     from agents.pretrained import pretrained_path
 
     path = str(pretrained_path("australian"))
-    store = GameStore(None, pace=0.0, agent_files=[path], seeds=random.Random(0))
-    with TestClient(create_app(store)) as client:
-        assert path in client.get("/api/info").json()["agents"]
+    store = GameStore(None, pace=0.0, menu=AgentMenu.with_files([path]), seeds=random.Random(0))
+    with PersonClient(create_app(store)) as client:
+        assert path in [agent["name"] for agent in client.get("/api/info").json()["agents"]]
         view = wait_turn(client, new_game(client, agents=[None, path, "heuristic", path]))
         assert view["seats"][1]["agent"] == path
         other = str(pretrained_path("french_46"))
@@ -584,17 +574,17 @@ def test_a_request_cannot_seat_a_bot_that_runs_a_command(client, tmp_path):
     marker = tmp_path / "ran"
     bot = f"cmd:touch {marker}"
     for spec in (bot, f"CMD[timeout=1]:touch {marker}", f"{bot}@play", f"pimc:worlds=2,base={bot}", "pimc:rollout=cmd:ls"):
-        refused(client.post("/api/games", json={"preset": "australian", "agents": ["heuristic", spec, "heuristic", "heuristic"]}),
-                400, "not served to the page")
+        refused(client.post("/api/games", json={"preset": "australian", "agents": [None, spec, "heuristic", "heuristic"]}),
+                400, f"agent {spec!r}")
     game_id = new_game(client)["id"]
-    refused(client.post(f"/api/games/{game_id}/hint", json={"agent": bot}), 400, "not served to the page")
+    refused(client.post(f"/api/games/{game_id}/hint", json={"agent": bot}), 400, f"agent {bot!r}")
     assert not marker.exists()
     assert list(client.store.games) == [game_id]
 
 
 def test_the_number_of_games_is_bounded():
     store = GameStore(None, max_games=2, pace=0.0, seeds=random.Random(0))
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
         first = new_game(client)
         new_game(client)
         refused(client.post("/api/games", json={"preset": "australian", "agents": agents_for("australian")}), 429, "2 games")
@@ -605,7 +595,7 @@ def test_the_number_of_games_is_bounded():
 def test_a_seeded_store_deals_the_same_games_and_the_default_store_does_not():
     def first_hands(seeds: random.Random | None) -> list[list[dict]]:
         store = GameStore(None, pace=0.0, seeds=seeds)
-        with TestClient(create_app(store)) as client:
+        with PersonClient(create_app(store)) as client:
             return [new_game(client)["seats"][HUMAN]["hand"] for _ in range(3)]
 
     assert first_hands(random.Random(7)) == first_hands(random.Random(7))
@@ -614,7 +604,7 @@ def test_a_seeded_store_deals_the_same_games_and_the_default_store_does_not():
 
 def test_idle_games_expire(tmp_path):
     store = GameStore(tmp_path, idle_seconds=60, pace=0.0, seeds=random.Random(0))
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
         old, fresh = new_game(client), new_game(client)
         store.games[old["id"]].last_active -= 61
         store.flush()
@@ -626,7 +616,7 @@ def test_idle_games_expire(tmp_path):
 
 def test_a_restart_resumes_every_game_where_it_was(tmp_path):
     store = GameStore(tmp_path, pace=0.0, seeds=random.Random(0))
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
         play = wait_turn(client, new_game(client, "french_46"))
         for _ in range(6):
             play = wait_turn(client, client.post(f"/api/games/{play['id']}/action", json={"action": choose(play)}).json())
@@ -639,8 +629,10 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
         watched = client.get(f"/api/games/{watch['id']}").json()
         actions = list(store.games[play["id"]].actions)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"{play['id']}.json", f"{watch['id']}.json"])
+    tokens = client.tokens
     store = GameStore(tmp_path, pace=0.0, seeds=random.Random(1))  # the server again, from the same folder
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
+        client.tokens = tokens
         assert client.get(f"/api/games/{play['id']}").json() == play
         assert client.get(f"/api/games/{watch['id']}").json() == watched
         assert store.games[play["id"]].actions == actions
@@ -654,7 +646,7 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path):
 
 def test_a_game_file_is_a_journal_and_a_line_cut_short_is_ignored(tmp_path):
     store = GameStore(tmp_path, pace=0.0, seeds=random.Random(0))
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
         view = wait_turn(client, new_game(client))
         for _ in range(4):  # a deal can end the game (an open misère made scores 500): stop there
             view = wait_turn(client, client.post(f"/api/games/{view['id']}/action", json={"action": choose(view)}).json())
@@ -673,8 +665,8 @@ def test_a_game_file_is_a_journal_and_a_line_cut_short_is_ignored(tmp_path):
 
 def test_a_damaged_game_file_is_skipped(tmp_path):
     (tmp_path / ("B" * 24 + ".json")).write_text("{not json")
-    (tmp_path / ("C" * 24 + ".json")).write_text(json.dumps({"format": "five-hundred-web-game/1", "id": "C" * 24}))
-    saved = GameSession("D" * 24, make_rules("australian"), agents=agents_for("australian"), seed=1).to_json()
+    (tmp_path / ("C" * 24 + ".json")).write_text(json.dumps({"format": "five-hundred-web-game/2", "id": "C" * 24}))
+    saved = GameSession("D" * 24, make_rules("australian"), agents=[None, *agents_for("australian")[1:]], seed=1).to_json()
     saved["actions"] = [parse_action("NO_NOMINATION", make_rules("australian"))]  # not legal in the auction
     (tmp_path / ("D" * 24 + ".json")).write_text(json.dumps(saved))
     assert GameSession.from_json({**saved, "actions": []}).id == "D" * 24  # the same file without the bad move loads
@@ -688,20 +680,20 @@ def test_the_pace_waits_longer_after_a_trick_and_not_after_a_hidden_turn():
     hands, kitty = dealt(rules, 2)
     if "JK" not in hands[1]:
         hands, kitty = swapped(hands, kitty, "JK", hands[1][0])
-    with scripted_specs(rules, {1: ["6NT", "NO_NOMINATION"], 2: ["PASS"], 3: ["PASS"]}) as specs:
-        session = GameSession("pace-" + "y" * 16, rules, seat=0, agents=specs,
-                              length="deal", seed=1, pace=1.0, first_deal=Deal.from_cards(rules, hands, kitty, 3))
-        delays = {}
-        while not session.finished:
-            if session.agent_to_move():
-                revision, think = session.prepare_move()
-                session.finish_move(revision, think())
-            else:
-                session.play(choose(session.view()))
-            last = [e for e in session.events if e["kind"] == "action"][-1]["text"]
-            ended = session.events[-1].get("ends")
-            delays.setdefault(ended or last, session.delay())
-    assert delays["NO_NOMINATION"] == 0.0 and delays["trick"] == 2.0 and delays["PASS"] == 1.0
+    specs, menu = scripted_specs(rules, {1: ["6NT", "NO_NOMINATION"], 2: ["PASS"], 3: ["PASS"]})
+    session = GameSession("pace-" + "y" * 16, rules, agents=specs, menu=menu,
+                          length="deal", seed=1, pace=1.0, first_deal=Deal.from_cards(rules, hands, kitty, 3))
+    delays = {}
+    while not session.finished:
+        if session.agent_to_move():
+            revision, think = session.prepare_move()
+            session.finish_move(revision, think())
+        else:
+            session.play(HUMAN, choose(session.view(HUMAN)))
+        last = [e for e in session.events if e["kind"] == "action"][-1]["text"]
+        ended = session.events[-1].get("ends")
+        delays.setdefault(ended or last, session.delay())
+    assert delays["no nomination"] == 0.0 and delays["trick"] == 2.0 and delays["pass"] == 1.0
 
 
 @pytest.mark.parametrize(("pace", "mode", "passing"), [(0.0, "play", True), (0.8, "play", False), (0.0, "watch", False)])
@@ -712,10 +704,10 @@ def test_a_view_is_passing_while_an_agent_move_is_due_at_once_in_play(pace, mode
     rules = make_rules("australian")
     seat = 0 if mode == "play" else None
     agents = [None if s == seat else "heuristic" for s in range(4)]
-    session = GameSession("passing-" + "z" * 16, rules, mode=mode, seat=seat, agents=agents, seed=2, pace=pace)
+    session = GameSession("passing-" + "z" * 16, rules, mode=mode, agents=agents, seed=2, pace=pace)
     session.paused = False  # a watched game playing on
     while not session.agent_to_move():  # the person's moves, to an agent's turn
-        session.play(choose(session.view()))
+        session.play(seat, choose(session.view(seat)))
     assert session.moving_on() is passing
     if mode == "play":
         run_agents(session)  # to the person's turn: no agent's move is due
@@ -748,17 +740,29 @@ def test_serve_prints_its_address_and_a_restart_after_ctrl_c_resumes_the_games(t
     try:
         assert "australian" in httpx.get(f"{base}/api/info").json()["presets"]
         view = httpx.post(f"{base}/api/games", json={"preset": "french_46", "agents": agents_for("french_46")}).json()
+        token = creator_token(view)
         while not view["legal"]:
-            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
-        view = httpx.post(f"{base}/api/games/{view['id']}/action", json={"action": choose(view)}).json()
+            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10, "token": token},
+                             timeout=30).json()
+        view = httpx.post(f"{base}/api/games/{view['id']}/action", params={"token": token}, json={"action": choose(view)}).json()
         while not view["legal"]:  # the agents' moves after it, to the person's next turn
-            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10}, timeout=30).json()
+            view = httpx.get(f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 10, "token": token},
+                             timeout=30).json()
+        waiting: list[httpx.Response] = []  # a page open: its poll waits for a change, which will not come
+        poll = threading.Thread(target=lambda: waiting.append(httpx.get(
+            f"{base}/api/games/{view['id']}", params={"after": view["revision"], "wait": 20, "token": token}, timeout=60)))
+        poll.start()
+        time.sleep(1)
     finally:
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal: the server and its agent process
         assert process.wait(timeout=30) == 0
+    poll.join(timeout=30)
+    assert waiting and waiting[0].status_code == 200 and waiting[0].json() == view  # answered at once, as it stood
+    stderr = process.stderr.read()
+    assert "Traceback" not in stderr and "Cancel" not in stderr, stderr
     process = serve(tmp_path, port)
     try:
-        assert httpx.get(f"{base}/api/games/{view['id']}").json() == view
+        assert httpx.get(f"{base}/api/games/{view['id']}", params={"token": token}).json() == view
     finally:
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=30)

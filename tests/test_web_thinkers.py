@@ -12,7 +12,7 @@ import random
 import signal
 
 import pytest
-from fastapi.testclient import TestClient
+from web_helpers import PersonClient
 
 from five_hundred_env.rules import make_rules
 from training.web.app import create_app
@@ -38,9 +38,9 @@ def play_deal(session: GameSession, astray: bool = False) -> list[int]:
         if not session.finished:
             if astray and (session._told or 0) > 1:
                 session._told, astray = 1, False
-            legal = session.view()["legal"]
+            legal = session.view(0)["legal"]
             bids = [a for a in legal if a != "PASS"]
-            session.play(bids[0] if bids else legal[0])
+            session.play(0, bids[0] if bids else legal[0])
     return session.actions
 
 
@@ -181,7 +181,7 @@ def test_a_process_killed_under_the_event_loops_exchanges_fails_none_of_them():
         agents.close()
 
 
-def play_to_the_end(client: TestClient, view: dict) -> dict:
+def play_to_the_end(client: PersonClient, view: dict) -> dict:
     """Play a game through the API to its end (the person's last legal move each turn, long polls
     for the agents'); no view may carry an error. The last view."""
     while not (view["stopped"] or view["over"]):
@@ -202,7 +202,7 @@ def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loo
         raise AssertionError("an exchange was sent from a worker thread")
 
     monkeypatch.setattr(store.processes, "play", no_threads)
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
         view = client.post("/api/games", json={"preset": "australian", "agents": ["heuristic"] * 4,
                                                "length": "deal", "seat": 3}).json()  # seat 3: the agents begin
         play_to_the_end(client, view)
@@ -211,7 +211,7 @@ def test_a_server_with_agent_processes_drives_their_exchanges_from_its_event_loo
 
 def test_a_server_with_agent_processes_plays_a_deal_through_the_api():
     store = GameStore(None, pace=0.0, workers=2, agent_processes=1, seeds=random.Random(0))
-    with TestClient(create_app(store)) as client:
+    with PersonClient(create_app(store)) as client:
         view = client.post("/api/games", json={"preset": "italian_3p", "agents": ["heuristic"] * 3,
                                                "length": "deal"}).json()
         view = play_to_the_end(client, view)

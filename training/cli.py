@@ -348,6 +348,26 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
+def _human_results(args: argparse.Namespace) -> int:
+    """What the agents scored against people (training.web.kept); prints it, optionally writes JSON."""
+    from five_hundred_env.files import check_output, write_atomic
+    from training.web.kept import format_results, human_results
+
+    json_path = check_output(args.json, "--json") if args.json is not None else None
+    folder = Path(args.folder).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"{args.folder}: no such folder (the DIR of serve --keep-games DIR)")
+    results, skipped = human_results(folder)
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    print(format_results(results))
+    if json_path is not None:
+        text = json.dumps(results, indent=2) + "\n"
+        write_atomic(json_path, lambda f: f.write(text.encode()))
+        print(f"wrote {json_path}")
+    return 0
+
+
 # -- the parser --------------------------------------------------------------------------------
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -458,6 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="a table in the browser: play against agents, watch them, replay records")
     add_serve_arguments(serve)
     serve.set_defaults(func=_serve)
+    results = sub.add_parser("human-results", help="what the agents scored against people in the games kept by "
+                                                   "serve --keep-games DIR (evaluate's figures)")
+    results.add_argument("folder", metavar="DIR", help="the folder of serve --keep-games")
+    results.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
+    results.set_defaults(func=_human_results)
     return parser
 
 

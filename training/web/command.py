@@ -6,6 +6,7 @@ import argparse
 import gc
 import logging
 from pathlib import Path
+from typing import Any
 
 from training.web.thinkers import DEFAULT_NICE, MAX_NICE
 
@@ -35,24 +36,30 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                              f"0 to {MAX_NICE}; 0: the server's own priority)")
     parser.add_argument("--agent-file", action="append", default=[], metavar="PATH",
                         help="a trained checkpoint the page may choose as an agent (repeatable); no other file is loaded")
+    parser.add_argument("--keep-games", metavar="DIR",
+                        help="keep every finished game with a person in it in DIR (0600 files: the record, the agents' "
+                             "specs and versions, people anonymous unless named), for five-hundred human-results DIR")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="a host name the server answers to besides this machine's (127.0.0.1, localhost, ::1): "
+                             "the public name behind a reverse proxy (repeatable; '*': any)")
 
 
 def serve(args: argparse.Namespace) -> int:
     """Run the server until Ctrl-C; every game is on disk all along."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the web extra is there, or the message below)
 
-        from training.web.app import create_app
-        from training.web.http_protocol import OneWriteProtocol
+        from training.web.app import LOCAL_HOSTS, create_app
     except ImportError as e:
-        raise ValueError(f"serve needs the web extra ({e}): pip install -e '.[web]'") from None
+        raise ValueError(f"serve needs the web extra ({e}): pip install -e '.[train,web]'") from None
+    from training.web.menu import AgentMenu
     from training.web.store import GameStore
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be 1 to 65535, got {args.port}")
     store = GameStore(args.games_dir, max_games=args.max_games, idle_seconds=args.idle_minutes * 60, pace=args.pace,
                       workers=args.workers, agent_processes=args.agent_processes, agent_nice=args.agent_nice,
-                      agent_files=args.agent_file)
+                      menu=AgentMenu.with_files(args.agent_file), keep=args.keep_games)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Five Hundred at http://{host}:{args.port}/  ({len(store.games)} games resumed from {store.folder}; Ctrl-C stops)",
@@ -66,9 +73,31 @@ def serve(args: argparse.Namespace) -> int:
     # GC_YOUNG objects makes the passes 14 times rarer (2-3 ms each; under 1% of the server's CPU in
     # benchmarks/bench_web.py instead of 3%, and no full pass in a run).
     gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
-    # Ctrl-C ends the pages' long polls after a second; the games are written before the process exits.
-    # Nothing reads the client's address: no access log (a line per request, on the event loop that
-    # serves the moves) and no proxy headers to parse. Each answer in one write (OneWriteProtocol).
-    uvicorn.run(create_app(store), host=args.host, port=args.port, log_level="warning", access_log=False,
-                proxy_headers=False, timeout_graceful_shutdown=1, http=OneWriteProtocol)
+    hosts = [*LOCAL_HOSTS, *([] if args.host in ("0.0.0.0", "::") else [args.host]), *args.allowed_host]
+    server = table_server(create_app(store, hosts), args.host, args.port)
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn raises the Ctrl-C again once it has stopped: the stop asked for
+        pass
     return 0
+
+
+def table_server(app: Any, host: str, port: int) -> Any:
+    """The uvicorn server of ``app`` (:func:`~training.web.app.create_app`'s) on ``host``:``port``.
+
+    Ctrl-C first answers the pages' waiting views (``app.close()``), so that the server's shutdown
+    cuts no request short (uvicorn cancels what is left after a second, with a traceback); the
+    games are written before the process exits. Nothing reads the client's address: no access log
+    (a line per request, on the event loop that serves the moves; the requests carry seat tokens)
+    and no proxy headers to parse. Each answer in one write (``OneWriteProtocol``)."""
+    import uvicorn
+
+    from training.web.http_protocol import OneWriteProtocol
+
+    class TableServer(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            app.close()
+            await super().shutdown(sockets)
+
+    return TableServer(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                                      proxy_headers=False, timeout_graceful_shutdown=1, http=OneWriteProtocol))

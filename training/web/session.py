@@ -11,31 +11,58 @@ from the session's secret seed and its actions, so :meth:`GameSession.to_json` k
 
 from __future__ import annotations
 
+import hashlib
+import math
 import random
+import re
+import secrets
 import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from agents.base import Agent
-from agents.registry import agent_factory
 from five_hundred_env.actions import ActionTable, action_card, action_to_str, is_card_action, parse_action
+from five_hundred_env.cards import is_joker
 from five_hundred_env.engine import Deal, Game, Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.records import record_of, replay_start
-from five_hundred_env.render import explain_illegal, trick_result, win_reason
+from five_hundred_env.render import explain_illegal, win_reason
 from five_hundred_env.rules import Rules
-from training.table.terminal import announcement, deal_summary
+from training.table.terminal import announcement
+from training.web.menu import AgentMenu
 from training.web.thinkers import GameSetup
-from training.web.view import PublicTable, SeatViews, card_json
+from training.web.view import PublicTable, SeatViews, action_words, card_json, card_words, deal_result, result_words
 
 MODES = ("play", "watch", "replay")
 LENGTHS = ("game", "deal")
-SESSION_FORMAT = "five-hundred-web-game/1"
+SESSION_FORMAT = "five-hundred-web-game/2"
+MAX_PACE = 5.0
+"""The longest pause between the agents' moves, in seconds."""
+MAX_SEED = 2**63
+AWAY_SECONDS = 45.0
+"""A person not seen for this long (a page long-polls every 20 s at most) is shown away."""
+MAX_NAME = 24
+"""The longest name a person may give, in characters."""
+TOKEN_BYTES = 24
+"""A seat's secret token: 192 bits of the system's randomness, sent as 32 URL-safe characters."""
+_NAME = re.compile(r"^[^\x00-\x1f\x7f<>&\"']+$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+def new_token() -> str:
+    """A fresh secret seat token (only its digest, :func:`token_digest`, is ever kept)."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_digest(token: str) -> str:
+    """What a session keeps of a token: its SHA-256, so that neither its files nor its memory hold
+    a token that would let their reader act for a seat."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 LOG_LINES = 60
 """How many of the latest log lines a view carries."""
 MAX_HINT_AGENTS = 4
@@ -109,24 +136,31 @@ class Exchange:
 
 
 class GameSession:
-    """A game at the web table. ``agents`` gives each seat's agent spec (``None`` for the person's
-    seat ``seat`` in ``play`` mode); ``length`` is ``"game"`` (to 500) or ``"deal"``; ``seed``
-    draws the deals and seeds the agents (keep it secret: it decides the cards); ``pace`` is the
-    seconds between the agents' moves. ``record``: the record a ``replay`` session plays.
-    ``first_deal`` sets the first deal instead of shuffling it (tests)."""
+    """A game at the web table. ``agents`` gives each seat's agent spec, ``None`` for a person's
+    seat (``play`` mode: one person or more; ``watch``: none); each spec must be one of ``menu``'s
+    (:class:`~training.web.menu.AgentMenu`). ``creator`` is the person's seat that may give an
+    empty seat to an agent and end the game (default: the first person's); ``tokens`` maps each
+    person's seat to the digest of its secret token (:func:`token_digest`). ``length`` is
+    ``"game"`` (to 500) or ``"deal"``; ``seed`` draws the deals and seeds the agents (keep it
+    secret: it decides the cards); ``pace`` is the seconds between the agents' moves. ``record``:
+    the record a ``replay`` session plays. ``first_deal`` sets the first deal instead of shuffling
+    it (tests). Anything out of place is a :class:`GameError` naming it."""
 
-    def __init__(self, game_id: str, rules: Rules, *, mode: str = "play", seat: int | None = 0,
-                 agents: Sequence[str | None] = (), length: str = "game", seed: int = 0, pace: float = 0.0,
-                 record: dict[str, Any] | None = None, first_deal: Deal | None = None) -> None:
+    def __init__(self, game_id: str, rules: Rules, *, mode: str = "play", agents: Sequence[str | None] = (),
+                 creator: int | None = None, tokens: Mapping[int, str] | None = None, length: str = "game",
+                 seed: int = 0, pace: float = 0.0, record: dict[str, Any] | None = None, first_deal: Deal | None = None,
+                 menu: AgentMenu | None = None) -> None:
         n = rules.num_players
         if mode not in MODES:
             raise GameError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if length not in LENGTHS:
             raise GameError(f"length must be 'game' (to {rules.target}) or 'deal', got {length!r}")
-        if mode == "play" and (not isinstance(seat, int) or not 0 <= seat < n):
-            raise GameError(f"seat must be one of the seats 0..{n - 1} of {rules.preset}, got {seat!r}")
-        self.id, self.rules, self.mode, self.length, self.seed, self.pace = game_id, rules, mode, length, seed, pace
-        self.seat = seat if mode == "play" else None
+        if isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= MAX_PACE:
+            raise GameError(f"pace must be 0 to {MAX_PACE:g} seconds between the agents' moves, got {pace!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < MAX_SEED:
+            raise GameError(f"seed must be a whole number from 0 to 2**63, got {seed!r}")
+        self.menu = AgentMenu() if menu is None else menu
+        self.id, self.rules, self.mode, self.length, self.seed, self.pace = game_id, rules, mode, length, seed, float(pace)
         self.record = record
         self.first_deal = first_deal
         self.script: list[int] = []
@@ -135,36 +169,38 @@ class GameSession:
                 raise GameError("a replay needs a record")
             self.game, played = replay_start(record)
             self.script = [a for deal in played for a in deal.history]
-            self.specs: list[str | None] = [None] * n
+            self.specs: list[str | None] = ["record"] * n
         else:
-            specs = list(agents)
-            if len(specs) != n:
-                raise GameError(f"give one agent per seat ({n} for {rules.preset}), got {len(specs)}")
-            for s in range(n):
-                if s == self.seat:
-                    specs[s] = None
-                elif not isinstance(specs[s], str) or not specs[s]:
-                    raise GameError(f"seat {s} needs an agent spec (e.g. heuristic, pretrained, pimc:worlds=8)")
-            self.specs = specs
+            self.specs = self._checked_specs(list(agents), mode)
             max_deals = 1 if length == "deal" else None
             self.game = (Game(rules, first_deal=first_deal, rng=random.Random(seed), max_deals=max_deals)
                          if first_deal is not None else Game(rules, seed=seed, max_deals=max_deals))
+        self.people = [s for s in range(n) if self.specs[s] is None]
+        """The seats of the people, in order (none in watch mode and replays)."""
+        if self.people and (creator if creator is not None else self.people[0]) not in self.people:
+            raise GameError(f"the creator's seat must be one of the people's, {self.people}, got {creator!r}")
+        self.creator = (self.people[0] if creator is None else creator) if self.people else None
+        self.tokens = self._checked_tokens({seat: token_digest(new_token()) for seat in self.people}
+                                           if tokens is None else tokens)
+        self.given_names: dict[int, str] = {}
+        """The names the people gave themselves (the others are player_N: people are anonymous otherwise)."""
+        self.history: list[list[dict[str, Any]]] = [[{"from_move": 0, "agent": spec}] for spec in self.specs]
+        """Who sat at each seat from which move on: ``{"from_move", "agent": spec}``, ``None`` for a person."""
         self.names = [f"player_{s}" for s in range(n)]
-        self.labels = [None if spec is None else agent_factory(spec).label for spec in self.specs]
-        if mode == "replay":
-            self.labels = ["record"] * n
         self.encoder = ObservationEncoder(rules)
         self._rules_text = rules.describe()
         self.table = ActionTable(rules)
         self.views = SeatViews(rules)
-        self.public = PublicTable(names=self.names, agents=self.labels, scores=list(self.game.scores), deal_number=1)
+        self.public = PublicTable(names=list(self.names), agents=list(self.specs),
+                                  presence=["awaited" if spec is None else None for spec in self.specs],
+                                  scores=list(self.game.scores), deal_number=1)
         self.events: list[dict[str, Any]] = []
-        self._heard: deque[str] = deque(maxlen=LOG_LINES)
-        """The latest log lines as the viewer heard them (a spectator hears everything), kept as the
+        self._heard: dict[int | None, deque[str]] = {viewer: deque(maxlen=LOG_LINES) for viewer in self.viewers()}
+        """The latest log lines as each viewer heard them (a spectator hears everything), kept as the
         events come rather than sought among them for every view."""
         self.actions: list[int] = []
         self.revision = 0
-        """Counts every change (actions, pause, play, errors): what a waiting client watches."""
+        """Counts every change (actions, pause, play, errors, who is here): what a waiting client watches."""
         self.on_change: Callable[[str], None] | None = None
         """Called with the game's id after every change (from whichever thread made it)."""
         self.paused = mode != "play"
@@ -179,13 +215,116 @@ class GameSession:
         self._told: int | None = None
         """How many moves the game's copy elsewhere has (``None``: no copy yet, or one astray)."""
         self.closed = False
+        self.kept = False
+        """Whether the finished game was kept (``serve --keep-games``)."""
         self.lock = threading.RLock()
         self._hint_lock = threading.Lock()
         self._agents: dict[int, Agent] = {}
         self._hint_agents: dict[str, Agent] = {}
-        self._view_cache: tuple[int, int, bytes] | None = None
+        self._view_cache: dict[int | None, tuple[int, int, bytes]] = {}
+        self._seen: dict[int, float] = {}
+        self._polls: dict[int, int] = {}
         self.created = self.last_active = time.time()
         self._news(f"deal 1: {self.names[self.game.deal.dealer]} deals")
+
+    def _checked_specs(self, specs: list[Any], mode: str) -> list[str | None]:
+        n = self.rules.num_players
+        if len(specs) != n:
+            raise GameError(f"give each of the {n} seats of {self.rules.preset} a person or an agent, got {len(specs)}")
+        if mode == "play" and None not in specs:
+            raise GameError("a game to play needs a person at one seat at least (watch agents with mode watch)")
+        if mode == "watch" and None in specs:
+            raise GameError("a watched game has an agent at every seat")
+        try:
+            return [None if spec is None else self.menu.check(spec, self.rules) for spec in specs]
+        except ValueError as e:
+            raise GameError(str(e)) from None
+
+    def _checked_tokens(self, tokens: Mapping[int, str]) -> dict[int, str]:
+        if sorted(tokens) != self.people or not all(isinstance(d, str) and _DIGEST.match(d) for d in tokens.values()):
+            raise GameError(f"each person's seat ({self.people}) needs the digest of its token")
+        return dict(tokens)
+
+    def viewers(self) -> list[int | None]:
+        """Who is sent views: each person's seat, or the spectator (``None``) when nobody plays."""
+        return list(self.people) if self.mode == "play" else [None]
+
+    # -- who is at the table ---------------------------------------------------------------------
+    def seat_of(self, token: Any) -> int | None:
+        """The seat whose token ``token`` is (watched games and replays need none: ``None``, the
+        spectator); any other token, or none at a table of people, is a :class:`GameError` (403)."""
+        if self.mode != "play":
+            return None
+        if not isinstance(token, str) or not token:
+            raise GameError("this table's seats are reached by their links: the request has no seat token", 403)
+        digest = token_digest(token)
+        with self.lock:
+            for seat, kept in self.tokens.items():
+                if secrets.compare_digest(kept, digest):
+                    return seat
+        raise GameError("this seat link is not valid here (or its seat was given to an agent)", 403)
+
+    def arrive(self, seat: int | None, polling: int = 0) -> None:
+        """``seat`` was heard from now (a request with its token); ``polling`` (+1, -1) counts its
+        long polls waiting, during which it is here too."""
+        if seat is None:
+            return
+        with self.lock:
+            self._seen[seat] = time.monotonic()
+            self._polls[seat] = self._polls.get(seat, 0) + polling
+            self.check_presence()
+
+    def check_presence(self) -> None:
+        """Update who is here, awaited or away (the store calls this now and then: people leave
+        without a word); a change is a change of every view."""
+        with self.lock:
+            now, changed = time.monotonic(), False
+            for seat in self.people:
+                seen = self._seen.get(seat)
+                presence = ("awaited" if seen is None else
+                            "here" if self._polls.get(seat, 0) > 0 or now - seen < AWAY_SECONDS else "away")
+                if self.public.presence[seat] != presence:
+                    self.public.presence[seat], changed = presence, True
+            if changed:
+                self._changed()
+
+    def give_seat(self, by: int | None, seat: Any, spec: Any) -> None:
+        """The creator (``by``) gives the empty seat ``seat`` (its person awaited or away) to the
+        agent ``spec``: its token no longer works, and the agents play on."""
+        with self.lock:
+            if by is None or by != self.creator:
+                raise GameError("only the table's creator may give a seat to an agent", 403)
+            if isinstance(seat, bool) or seat not in self.people:
+                raise GameError(f"seat must be one of the people's seats {self.people}, got {seat!r}")
+            try:
+                spec = self.menu.check(spec, self.rules)
+            except ValueError as e:
+                raise GameError(str(e)) from None
+            if self.public.presence[seat] == "here":
+                raise conflict(f"{self.public.names[seat]} is at the table: only an empty seat (awaited or away) "
+                               "goes to an agent")
+            self.specs[seat] = self.public.agents[seat] = spec
+            self.public.presence[seat] = None
+            self.people.remove(seat)
+            del self.tokens[seat]
+            self._heard.pop(seat, None)
+            self._view_cache.pop(seat, None)
+            self.history[seat].append({"from_move": len(self.actions), "agent": spec})
+            self._told = None  # the copy elsewhere is made anew with this seat's agent
+            self._changed()
+
+    def give_name(self, seat: int | None, name: Any) -> None:
+        """The person at ``seat`` gives their name (shown to the table, kept with a kept game)."""
+        if not isinstance(name, str) or not 0 < len(name.strip()) <= MAX_NAME or not _NAME.match(name.strip()):
+            raise GameError(f"a name is 1 to {MAX_NAME} characters, without <, >, &, quotes or control characters")
+        if seat is None or seat not in self.people:
+            raise conflict("a name is for a person at the table")
+        name = name.strip()
+        with self.lock:
+            if name in (n for s, n in enumerate(self.public.names) if s != seat):
+                raise conflict(f"{name!r} is already the name of another seat")
+            self.given_names[seat] = self.public.names[seat] = name
+            self._changed()
 
     # -- the state -------------------------------------------------------------------------------
     @property
@@ -199,42 +338,42 @@ class GameSession:
         if self.finished or self.error is not None or self.closed or game.to_act < 0:
             return False
         if self.mode == "play":
-            return game.to_act != self.seat
+            return game.to_act not in self.people
         if self.mode == "replay" and len(self.actions) >= len(self.script):
             return False
         return not self.paused or self.steps > 0
 
     def moving_on(self) -> bool:
         """Whether, in play mode, an agent's move is due at once (no pause before it: pace 0, or
-        after a move the person did not see): the view now is a passing one, soon replaced."""
+        after a move a person did not see): the view now is a passing one, soon replaced."""
         with self.lock:
             return self.mode == "play" and self.agent_to_move() and self.delay() == 0
 
     def delay(self) -> float:
         """Seconds to wait before the next agent move, so that a person can follow: one pace, more
-        after a trick or a deal, none after a move the person did not see (that would show it)."""
+        after a trick or a deal, none after a move another person did not see (that would show it)."""
         if self.steps > 0:
             return 0.0
         ended = set()
         for event in reversed(self.events):
             if event["kind"] == "action":
-                if not ended and self.mode == "play" and event["public"] is None and event["seat"] != self.seat:
+                if not ended and event["public"] is None and any(p != event["seat"] for p in self.people):
                     return 0.0
                 break
             ended.add(event["ends"])
         return self.pace * (DEAL_PAUSE if "deal" in ended else TRICK_PAUSE if "trick" in ended else 1.0)
 
     # -- moves -----------------------------------------------------------------------------------
-    def play(self, text: Any) -> None:
-        """The person's move, written in the §1 notation; anything but a legal move of theirs, in
-        turn, is a :class:`GameError` naming the problem, and changes nothing."""
+    def play(self, seat: int | None, text: Any) -> None:
+        """The move of the person at ``seat``, written in the §1 notation; anything but a legal
+        move of theirs, in turn, is a :class:`GameError` naming the problem, and changes nothing."""
         with self.lock:
             if self.mode != "play":
                 raise conflict(f"nobody plays at this table: it is a {self.mode} (use play, pause or step)")
             self._check_running()
             game = self.game
-            if game.to_act != self.seat:
-                raise conflict(f"it is not your turn: {self.names[game.to_act]} is to act")
+            if game.to_act != seat:
+                raise conflict(f"it is not your turn: {self.public.names[game.to_act]} is to act")
             if not isinstance(text, str):
                 raise GameError(f"an action is a string such as PASS, 7H, Ah or JK:H, got {text!r}")
             try:
@@ -249,7 +388,7 @@ class GameSession:
         """``play``, ``pause`` or ``step`` (one move) a watched game or a replay."""
         with self.lock:
             if self.mode == "play":
-                raise conflict("play, pause and step are for watching agents and replays; this table has a player")
+                raise conflict("play, pause and step are for watching agents and replays; this table has players")
             if command == "play":
                 self.paused, self.steps = False, 0
             elif command == "pause":
@@ -285,7 +424,8 @@ class GameSession:
                 return self.revision, self._think_elsewhere(len(self.actions))
             seat = self.game.to_act
             observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
-            return self.revision, lambda: [self.table.universal[int(self._agent(seat).act(observation))]]
+            agent = self._agent(seat)
+            return self.revision, lambda: [self.table.universal[int(agent.act(observation))]]
 
     def _think_elsewhere(self, count: int) -> Exchange:
         """(Under the lock.) The exchange with the game's copy elsewhere once told of the game's
@@ -322,39 +462,44 @@ class GameSession:
         if agent is None:
             spec = self.specs[seat]
             assert spec is not None
-            agent = self._agents[seat] = agent_factory(spec)(self.rules, (self.seed + seat) % 2**32)
+            agent = self._agents[seat] = self.menu.build(spec, self.rules, (self.seed + seat) % 2**32)
         return agent
 
-    def hint(self, spec: str) -> dict[str, str]:
-        """What the agent ``spec`` would play for the person now: ``{"agent", "action"}``."""
-        factory = agent_factory(spec)
+    def hint(self, seat: int | None, spec: str) -> dict[str, str]:
+        """What the agent ``spec`` (one of the menu's) would play for the person at ``seat`` now:
+        ``{"agent", "action"}``."""
+        try:
+            spec = self.menu.check(spec, self.rules)
+        except ValueError as e:
+            raise GameError(str(e)) from None
         with self.lock:
             if self.mode != "play":
-                raise conflict("a hint is for the person at the table")
+                raise conflict("a hint is for a person at the table")
             self._check_running()
-            if self.game.to_act != self.seat:
-                raise conflict(f"it is not your turn: {self.names[self.game.to_act]} is to act")
+            if self.game.to_act != seat:
+                raise conflict(f"it is not your turn: {self.public.names[self.game.to_act]} is to act")
             observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
         with self._hint_lock:  # one hint at a time: an agent object thinks for one caller
             agent = self._hint_agents.get(spec)
             if agent is None:
                 if len(self._hint_agents) >= MAX_HINT_AGENTS:  # the oldest goes: a page cannot pile up agents
                     del self._hint_agents[next(iter(self._hint_agents))]
-                agent = self._hint_agents[spec] = factory(self.rules, self.seed % 2**32)
+                agent = self._hint_agents[spec] = self.menu.build(spec, self.rules, self.seed % 2**32)
             action = int(agent.act(observation))
-        return {"agent": factory.label, "action": self.table.to_str(action)}
+        return {"agent": spec, "action": self.table.to_str(action)}
 
     # -- what happened ---------------------------------------------------------------------------
     def _news(self, text: str, ends: str | None = None) -> None:
         self.events.append({"kind": "news", "text": text, "ends": ends})
-        self._heard.append(text)
+        for heard in self._heard.values():
+            heard.append(text)
 
     def _action_event(self, seat: int, text: str, public: str | None) -> None:
-        """Keep a move: its text, and what the others heard of it (``public``; ``None``: nothing)."""
+        """Keep a move: its words, and what the others heard of it (``public``; ``None``: nothing)."""
         self.events.append({"kind": "action", "seat": seat, "text": text, "public": public})
-        viewer = self.seat
-        if viewer is None or seat == viewer or public is not None:
-            self._heard.append(f"{self.names[seat]}: {text if viewer is None or seat == viewer else public}")
+        for viewer, heard in self._heard.items():
+            if viewer is None or seat == viewer or public is not None:
+                heard.append(f"{self.names[seat]}: {text if viewer is None or seat == viewer else public}")
 
     def _apply(self, action: int) -> None:
         game, rules, public, names = self.game, self.rules, self.public, self.names
@@ -363,21 +508,26 @@ class GameSession:
         game.apply_action(action)
         self.actions.append(action)
         self.last_active = time.time()
-        text = action_to_str(action, rules)
-        self._action_event(seat, text, announcement(phase, action, text))
+        words = action_words(action, rules.two_jokers, names)
+        heard = announcement(phase, action, words)
+        self._action_event(seat, f"calls {words}" if phase == Phase.CALL else words, heard)
         if phase == Phase.BIDDING:
-            public.auction.append({"seat": seat, "bid": text})
+            public.auction.append({"seat": seat, "bid": action_to_str(action, rules)})
         elif phase == Phase.DISCARD:
             public.discarded += 1
         if phase == Phase.PLAY and is_card_action(action) and action_card(action) == deal.called_card:
-            self._news(f"{names[seat]} played the called card: the partner of {names[deal.contractor]} (§10.5)")
+            self._news(f"{names[seat]} played the called card: the partner of {names[deal.contractor]}")
         if len(deal.tricks) > tricks:
             _leader, _led, cards, winner = deal.tricks[-1]
             card = next(c for s, c in cards if s == winner)
+            reason = win_reason(deal, card)
+            # "the joker, the highest trump" says which card it is: said once
+            why = reason.removeprefix("the joker") if is_joker(card) else f", {reason}"
+            text = f"trick {len(deal.tricks)} won by {names[winner]} with {card_words(card, rules.two_jokers)}{why}"
             entry = {"cards": [{"seat": s, "card": card_json(c, deal.ctx, rules.two_jokers)} for s, c in cards],
-                     "winner": winner, "reason": win_reason(deal, card), "text": trick_result(deal, len(deal.tricks) - 1, names)}
+                     "winner": winner, "reason": reason, "text": text}
             public.tricks.append(entry)
-            self._news(entry["text"], ends="trick")
+            self._news(text, ends="trick")
         if deal.exposed and not exposed:
             self._news(f"{names[deal.contractor]} plays open misère: the hand is now face up")
         if deal.is_over:
@@ -391,10 +541,10 @@ class GameSession:
 
     def _end_of_deal(self, deal: Deal) -> None:
         game, public, names = self.game, self.public, self.names
-        summary = deal_summary(deal, names, game.scores)
-        public.previous = {"text": summary, "last_trick": public.tricks[-1] if public.tricks else None}
+        result = deal_result(deal, game.scores, names)
+        public.previous = {"result": result, "last_trick": public.tricks[-1] if public.tricks else None}
         public.scores = list(game.scores)
-        self._news(summary, ends="deal")
+        self._news(result_words(result, self.rules, names), ends="deal")
         if game.is_over:
             public.over, public.winners = True, list(game.winners)
             self._news("game over; winners: " + ", ".join(names[s] for s in game.winning_seats()))
@@ -406,28 +556,30 @@ class GameSession:
             public.deal_number = len(game.deals)
             self._news(f"deal {public.deal_number}: {names[game.deal.dealer]} deals")
 
-    def view(self) -> dict[str, Any]:
-        """What the page is sent: the person's view (play mode, from their observation) or the
-        spectator's (every hand), with the session's settings (a fresh copy)."""
-        return orjson.loads(self.view_json()[1])
+    def view(self, viewer: int | None = None) -> dict[str, Any]:
+        """What the page is sent: the view of the person at ``viewer`` (play mode, from their
+        observation) or the spectator's (``None``: every hand), with the session's settings (a fresh copy)."""
+        return orjson.loads(self.view_json(viewer)[1])
 
-    def view_json(self) -> tuple[int, bytes]:
-        """The view's ``revision`` and the view as JSON, built once per change of the game."""
+    def view_json(self, viewer: int | None = None) -> tuple[int, bytes]:
+        """The ``revision`` of ``viewer``'s view and the view as JSON, built once per change of the game."""
         with self.lock:
-            if self._view_cache is None or self._view_cache[0] != self.revision:
+            if viewer not in self._heard:
+                raise GameError("that seat is not a person's", 403)
+            cached = self._view_cache.get(viewer)
+            if cached is None or cached[0] != self.revision:
                 # orjson (C): a tenth of the json module's time for a view, which every request sends.
-                text = orjson.dumps(self._build_view())
+                text = orjson.dumps(self._build_view(viewer))
                 # The revision is a digest of what the viewer sees: it changes exactly when the view
                 # does (a count of moves would show the turns the viewer may not see).
                 revision = crc32_holding_lock(text)
-                self._view_cache = (self.revision, revision, b'%s,"revision":%d}' % (text[:-1], revision))
-            return self._view_cache[1:]
+                cached = self._view_cache[viewer] = (self.revision, revision, b'%s,"revision":%d}' % (text[:-1], revision))
+            return cached[1:]
 
-    def _build_view(self) -> dict[str, Any]:
+    def _build_view(self, viewer: int | None) -> dict[str, Any]:
         with self.lock:
             game = self.game
             deal = game.deal
-            viewer = self.seat
             if viewer is None:
                 view = self.views.spectator_view(deal, max(game.to_act, 0), self.public)
             else:
@@ -435,7 +587,8 @@ class GameSession:
                 view = self.views.player_view(viewer, deal, legal, self.public)
             view.update(id=self.id, mode=self.mode, length=self.length, preset=self.rules.preset,
                         rules=self._rules_text, target=self.rules.target, sides=self.rules.num_sides,
-                        log=list(self._heard), paused=self.paused, error=self.error,
+                        log=list(self._heard[viewer]), paused=self.paused, error=self.error,
+                        creator=viewer is not None and viewer == self.creator,
                         replayed=len(self.actions) if self.mode == "replay" else None,
                         script=len(self.script) if self.mode == "replay" else None)
         return view
@@ -451,13 +604,18 @@ class GameSession:
 
     # -- kept on disk ----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """Everything needed to rebuild the session: its settings, seed and actions."""
+        """Everything needed to rebuild the session: its settings, seed and actions, and what it
+        keeps of the people (their tokens' digests, never the tokens; the names they gave)."""
         with self.lock:
             data: dict[str, Any] = {
                 "format": SESSION_FORMAT, "id": self.id, "mode": self.mode, "rules": self.rules.to_dict(),
-                "seat": self.seat, "agents": self.specs, "length": self.length, "seed": self.seed, "pace": self.pace,
-                "paused": self.paused, "actions": self.actions, "created": self.created, "last_active": self.last_active,
-                "record": self.record, "error": self.error,
+                "agents": self.specs if self.mode != "replay" else [], "creator": self.creator,
+                "tokens": {str(seat): digest for seat, digest in self.tokens.items()},
+                "names": {str(seat): name for seat, name in self.given_names.items()}, "history": self.history,
+                "joined": sorted(self._seen),
+                "length": self.length, "seed": self.seed, "pace": self.pace, "paused": self.paused,
+                "actions": self.actions, "created": self.created, "last_active": self.last_active,
+                "record": self.record, "error": self.error, "kept": self.kept,
             }
             if self.first_deal is not None:
                 first = Deal(self.rules, self.first_deal.dealt, self.first_deal.kitty, self.first_deal.dealer)
@@ -465,25 +623,61 @@ class GameSession:
             return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> GameSession:
-        """The session :meth:`to_json` saved, its actions played again; a malformed file is a
-        ``ValueError``."""
+    def from_json(cls, data: Any, menu: AgentMenu | None = None) -> GameSession:
+        """The session :meth:`to_json` saved, checked as a request is (its agents among ``menu``'s,
+        its pace, seats and tokens), its actions played again; anything else is a ``ValueError``."""
         if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
             raise ValueError(f"not a saved web game (expected format {SESSION_FORMAT!r})")
         try:
             first = data.get("first_deal")
-            session = cls(data["id"], Rules.from_dict(data["rules"]), mode=data["mode"], seat=data["seat"],
-                          agents=data["agents"], length=data["length"], seed=data["seed"], pace=data["pace"],
-                          record=data.get("record"), first_deal=None if first is None else replay_start(first)[0].deal)
+            agents = data["agents"]
+            mode = data["mode"]
+            session = cls(data["id"], Rules.from_dict(data["rules"]), mode=mode,
+                          agents=agents if mode != "replay" else (), creator=data["creator"],
+                          tokens={int(seat): digest for seat, digest in data["tokens"].items()}, length=data["length"],
+                          seed=data["seed"], pace=data["pace"], record=data.get("record"), menu=menu,
+                          first_deal=None if first is None else replay_start(first)[0].deal)
+            history = data["history"]
+            if not _valid_history(history, session) or len(history) != session.rules.num_players:
+                raise ValueError("its seats' history does not fit the game")
             for number, action in enumerate(data["actions"]):
-                if action not in session.game.legal_actions():
+                if isinstance(action, bool) or action not in session.game.legal_actions():
                     raise ValueError(f"its move {number} ({action!r}) is not legal there")
                 session._apply(action)
-        except (KeyError, TypeError, GameError) as e:
+            for seat, name in data["names"].items():
+                session.give_name(int(seat), name)
+            for seat in data["joined"]:
+                if seat not in session.people:
+                    raise ValueError(f"its joined seat {seat!r} is not a person's")
+                session._seen[seat] = -math.inf  # came before the restart: away until heard from again
+            session.check_presence()
+            session.history = history
+            error = data["error"]
+            if error is not None and not isinstance(error, str):
+                raise ValueError(f"its error is not a message: {error!r}")
+            times = [data["created"], data["last_active"]]
+            if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in times):
+                raise ValueError("its times are not numbers")
+        except (KeyError, TypeError, AttributeError, GameError) as e:
             raise ValueError(f"a malformed saved web game: {e}") from None
-        session.paused, session.error = bool(data.get("paused")), data.get("error")
-        session.created, session.last_active = data.get("created", session.created), data.get("last_active", session.last_active)
+        session.paused, session.error, session.kept = bool(data["paused"]), error, bool(data.get("kept"))
+        session.created, session.last_active = times
         return session
 
 
-__all__ = ["LENGTHS", "MODES", "SESSION_FORMAT", "Exchange", "GameError", "GameSession", "conflict"]
+def _valid_history(history: Any, session: GameSession) -> bool:
+    """Whether a saved seats' history is a list per seat of ``{"from_move", "agent"}`` ending with the seat's occupant now."""
+    if not isinstance(history, list):
+        return False
+    for seat, entries in enumerate(history):
+        if not isinstance(entries, list) or not entries or not all(
+                isinstance(e, dict) and set(e) == {"from_move", "agent"} and isinstance(e["from_move"], int)
+                and (e["agent"] is None or isinstance(e["agent"], str)) for e in entries):
+            return False
+        if seat < len(session.specs) and entries[-1]["agent"] != session.specs[seat]:
+            return False
+    return True
+
+
+__all__ = ["LENGTHS", "MAX_NAME", "MAX_PACE", "MODES", "SESSION_FORMAT", "Exchange", "GameError", "GameSession",
+           "conflict", "new_token", "token_digest"]

@@ -25,16 +25,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agents.registry import AgentUnavailableError, agent_factory, registered_agents
 from five_hundred_env.records import replay
-from five_hundred_env.rules import Rules, make_rules
-from training.web.saver import Saver, read_game
-from training.web.session import Exchange, GameError, GameSession
+from five_hundred_env.rules import PRESETS, Rules, make_rules
+from training.web.kept import keep_game
+from training.web.menu import AgentMenu
+from training.web.saver import Saver, private_folder, read_game, read_journal
+from training.web.session import MAX_PACE, Exchange, GameError, GameSession, new_token, token_digest
 from training.web.thinkers import DEFAULT_NICE, AgentProcesses, check_nice
 
 log = logging.getLogger(__name__)
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-MAX_PACE = 5.0
+PRESENCE_EVERY = 10.0
+"""How often, in seconds, the store looks for people who left their table."""
 
 
 class Scheduler:
@@ -90,17 +92,20 @@ class GameStore:
     that long is deleted; ``pace``: the default seconds between agents' moves; ``workers``: the
     threads the agents think on; ``agent_processes``: how many processes they think in (0: on the
     worker threads themselves; see :mod:`training.web.thinkers`), ``agent_nice`` steps of niceness
-    below the server's priority (0 to 19); ``agent_files``: checkpoint paths
-    the page may name as agents (no other file is ever loaded on a page's request); ``seeds``:
-    where each new game's secret seed is drawn from (default: the operating system's cryptographic
-    randomness; a seeded :class:`random.Random` makes a test's games the same on every run)."""
+    below the server's priority (0 to 19); ``menu``: the agents a game may have
+    (:class:`~training.web.menu.AgentMenu`: no other agent, file or option is ever loaded);
+    ``keep``: the folder where finished games with a person in them are kept (``None``: not
+    kept; :mod:`training.web.kept`); ``seeds``: where each new game's secret seed is drawn from
+    (default: the operating system's cryptographic randomness; a seeded :class:`random.Random`
+    makes a test's games the same on every run)."""
 
     def __init__(self, folder: str | Path | None = None, *, max_games: int = 100, idle_seconds: float = 3600.0,
                  pace: float = 0.8, workers: int = 4, agent_processes: int = 0, agent_nice: int = DEFAULT_NICE,
-                 agent_files: Sequence[str] = (), seeds: random.Random | None = None) -> None:
+                 menu: AgentMenu | None = None, keep: str | Path | None = None,
+                 seeds: random.Random | None = None) -> None:
         if max_games < 1:
             raise ValueError(f"the number of games must be at least 1, got {max_games}")
-        if idle_seconds <= 0:
+        if not 0 < idle_seconds < 1e9:
             raise ValueError(f"the idle time before a game expires must be positive, got {idle_seconds}")
         if not 0 <= pace <= MAX_PACE:
             raise ValueError(f"the pace must be 0 to {MAX_PACE} seconds, got {pace}")
@@ -110,13 +115,10 @@ class GameStore:
             raise ValueError(f"the number of agent processes must be 0 or more, got {agent_processes}")
         check_nice(agent_nice)
         self.folder = None if folder is None else Path(folder).expanduser()
+        self.keep = None if keep is None else Path(keep).expanduser()
         self.max_games, self.idle_seconds, self.pace = max_games, idle_seconds, pace
+        self.menu = AgentMenu() if menu is None else menu
         self._seeds = seeds
-        self.agent_files = []
-        for path in agent_files:
-            if not Path(path).expanduser().is_file():
-                raise ValueError(f"--agent-file {path}: no such file")
-            self.agent_files.append(str(path))
         self.games: dict[str, GameSession] = {}
         self.watchers: list[Callable[[str], None]] = []
         """Called with a game's id after each change of it (the app wakes the requests waiting on it)."""
@@ -131,51 +133,29 @@ class GameStore:
         self._loop_thread: int | None = None
         self._loop_stopping = False
         self._tasks: set[asyncio.Task[None]] = set()
-        self.processes = AgentProcesses(agent_processes, workers, agent_nice) if agent_processes else None
+        self.processes = AgentProcesses(agent_processes, workers, agent_nice, self.menu) if agent_processes else None
         self.saver: Saver | None = None
+        if self.keep is not None:
+            private_folder(self.keep)
         if self.folder is not None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self.saver = Saver(self.folder)
+            self.saver = Saver(self.folder, keep=None if self.keep is None else self._keep)
             self._load()
+        elif self.keep is not None:
+            raise ValueError("games are kept (--keep-games) by a server that writes its games to a folder")
         self.scheduler.at(time.monotonic() + self._sweep_every(), self._sweep_job)
+        self.scheduler.at(time.monotonic() + PRESENCE_EVERY, self._presence_job)
 
     # -- creating and finding games ----------------------------------------------------------------
-    def agent_names(self) -> list[str]:
-        """The agent names the page offers: the registered ones and the server's checkpoint files."""
-        return [*registered_agents(), *self.agent_files]
+    def info(self) -> list[dict[str, Any]]:
+        """The agents a game may have, with their options' bounds and the presets each can play."""
+        return self.menu.describe([make_rules(name) for name in PRESETS])
 
-    def check_spec(self, spec: Any) -> str:
-        """An agent spec the page may use: built on a registered name, or one of the server's
-        checkpoint files (never another path); otherwise a :class:`GameError`."""
-        if not isinstance(spec, str) or not spec.strip():
-            raise GameError(f"an agent is named by a spec such as heuristic, pretrained or pimc:worlds=8, got {spec!r}")
-        spec = spec.strip()
-        if spec in self.agent_files:
-            return spec
-        if re.search(r"(?<![a-z0-9_])cmd\s*[\[:]", spec, re.IGNORECASE):  # anywhere: pimc:base=cmd:... too
-            raise GameError(f"agent spec {spec!r}: bots that run a command (cmd:) are not served to the page; "
-                            "only the server's own agents and checkpoints play here")
-        base = re.split(r"[:@]", spec, maxsplit=1)[0].strip().lower()
-        if base not in registered_agents():
-            raise GameError(f"unknown agent {spec!r}: use one of {', '.join(self.agent_names())} "
-                            "(with options as in pimc:worlds=8, or @play to use it for the card play only)")
-        try:
-            agent_factory(spec)
-        except ValueError as e:
-            raise GameError(str(e)) from None
-        options = spec.partition("@")[0].partition(":")[2]
-        for item in filter(None, options.split(",")):  # an option may name an agent (pimc:rollout=...): no file but ours
-            value = item.partition("=")[2].strip()
-            if value not in self.agent_files and (re.search(r"[/\\~]", value) or Path(value).exists()):
-                raise GameError(f"agent spec {spec!r}: {value!r} is a file; only the checkpoints given to the server "
-                                "(--agent-file) may be loaded")
-        return spec
-
-    def create(self, preset: Any = "australian", *, mode: str = "play", seat: int | None = 0,
-               agents: Sequence[Any] = (), length: str = "game", pace: float | None = None,
-               record: dict[str, Any] | None = None) -> GameSession:
-        """A new game (``record``: a replay of it); its agents are built now, so that a spec that
-        does not load is refused at once. Raises :class:`GameError` for a bad request or a full server."""
+    def create(self, preset: Any = "australian", *, mode: str = "play", agents: Sequence[Any] = (),
+               creator: int | None = None, length: str = "game", pace: float | None = None,
+               record: dict[str, Any] | None = None) -> tuple[GameSession, list[str]]:
+        """A new game (``record``: a replay of it) and the tokens of its people's seats, in seat
+        order (``agents``: each seat's spec, ``None`` for a person). Raises :class:`GameError` for
+        a bad request or a full server."""
         if mode == "replay":
             if record is None:
                 raise GameError("a replay needs a record (the JSON of a saved game or deal)")
@@ -185,28 +165,25 @@ class GameStore:
                 raise GameError(f"the record does not replay: {e}") from None
         else:
             rules = self._rules(preset)
-        pace = self.pace if pace is None else pace
-        if isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= MAX_PACE:
-            raise GameError(f"pace must be 0 to {MAX_PACE} seconds between the agents' moves, got {pace!r}")
-        specs = [None if s == seat and mode == "play" else self.check_spec(a) for s, a in enumerate(agents)]
         self.sweep()
         with self._lock:
             if len(self.games) >= self.max_games:
                 raise GameError(f"the server already holds its {self.max_games} games: finish or leave one, "
                                 f"or wait for an idle one to expire ({self.idle_seconds:g} s)", 429)
             game_id = secrets.token_urlsafe(18)
+            tokens = {seat: new_token() for seat, spec in enumerate(agents) if spec is None} if mode == "play" else {}
             try:
-                session = GameSession(game_id, rules, mode=mode, seat=seat, agents=specs, length=length,
-                                      seed=self._new_seed(), pace=float(pace), record=record)
-                for s in range(rules.num_players):
-                    if session.specs[s] is not None:
-                        session._agent(s)  # fail now on a spec that does not load
-            except (ValueError, AgentUnavailableError) as e:
+                session = GameSession(game_id, rules, mode=mode, agents=agents, creator=creator,
+                                      tokens={seat: token_digest(token) for seat, token in tokens.items()},
+                                      length=length, seed=self._new_seed(), record=record, menu=self.menu,
+                                      pace=self.pace if pace is None else pace)
+            except ValueError as e:
                 raise GameError(f"cannot start the game: {e}") from None
             self._add(session)
+        session.arrive(session.creator)  # the creator is at the table
         self._save(session)
         self._kick(session)
-        return session
+        return session, [tokens[seat] for seat in sorted(tokens)]
 
     @staticmethod
     def _rules(preset: Any) -> Rules:
@@ -236,32 +213,62 @@ class GameStore:
         session.last_active = time.time()
         return session
 
-    def delete(self, game_id: str) -> None:
-        """End a game and forget it (its file too)."""
+    def seated(self, game_id: str, token: Any) -> tuple[GameSession, int | None]:
+        """The game and the seat of ``token`` in it (``None``: the spectator of a watched game or a
+        replay), which is heard from now; a :class:`GameError` 404 or 403 otherwise."""
         session = self.get(game_id)
+        seat = session.seat_of(token)
+        session.arrive(seat)
+        return session, seat
+
+    def delete(self, game_id: str, token: Any = None) -> None:
+        """End a game and forget it (its file too): its creator's request (``token``), or anyone's
+        at a watched game or a replay."""
+        session, seat = self.seated(game_id, token)
+        if session.mode == "play" and seat != session.creator:
+            raise GameError("only the table's creator may end the game (leave it by closing the page)", 403)
+        self._end(session)
+
+    def _end(self, session: GameSession) -> None:
         with self._lock:
-            self.games.pop(game_id, None)
+            self.games.pop(session.id, None)
         with session.lock:
             session.closed = True
             thinking = session.pending  # then the move's job forgets the agents when it ends
         if not thinking:
             self._forget(session)
-        self._remove_file(game_id)
+        self._remove_file(session.id)
         self._save(session)  # the writer closes its journal (and removes the file again, were it being written)
-        self._changed(game_id)  # wakes the requests waiting on it
+        self._changed(session.id)  # wakes the requests waiting on it
 
-    # -- moves -----------------------------------------------------------------------------------
-    def play(self, game_id: str, action: Any) -> GameSession:
-        """The person's move in that game (see :meth:`GameSession.play`); the agents go on after it."""
-        session = self.get(game_id)
-        session.play(action)
+    def give_seat(self, game_id: str, token: Any, seat: Any, agent: Any) -> GameSession:
+        """The creator gives an empty seat to an agent (see :meth:`GameSession.give_seat`)."""
+        session, by = self.seated(game_id, token)
+        session.give_seat(by, seat, agent)
         self._save(session)
         self._kick(session)
         return session
 
-    def control(self, game_id: str, command: Any) -> GameSession:
+    def give_name(self, game_id: str, token: Any, name: Any) -> GameSession:
+        """A person's name, shown at the table (see :meth:`GameSession.give_name`)."""
+        session, seat = self.seated(game_id, token)
+        session.give_name(seat, name)
+        self._save(session)
+        return session
+
+    # -- moves -----------------------------------------------------------------------------------
+    def play(self, game_id: str, token: Any, action: Any) -> tuple[GameSession, int | None]:
+        """The move of the person whose seat ``token`` opens (see :meth:`GameSession.play`); the
+        agents go on after it. Returns the game and that seat."""
+        session, seat = self.seated(game_id, token)
+        session.play(seat, action)
+        self._save(session)
+        self._kick(session)
+        return session, seat
+
+    def control(self, game_id: str, token: Any, command: Any) -> GameSession:
         """Play, pause or step a watched game or a replay."""
-        session = self.get(game_id)
+        session, _ = self.seated(game_id, token)
         session.control(command)
         self._save(session)
         self._kick(session)
@@ -316,9 +323,12 @@ class GameStore:
             self._loop_thread, self.loop = threading.get_ident(), loop
 
     async def finish_moves(self) -> None:
-        """(On the attached loop.) Start no more moves there, and wait for those in progress."""
+        """(On the attached loop.) Start no more moves there, and stop those in progress: an
+        agent still thinking is not waited for (its game resumes from its moves at the restart)."""
         self._loop_stopping = True
         while self._tasks:
+            for task in self._tasks:
+                task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _at_on_loop(self, session: GameSession, delay: float) -> None:
@@ -386,9 +396,16 @@ class GameStore:
         self._kick(session)
 
     def _forget(self, session: GameSession) -> None:
-        """Drop the agents of an ended game from the agent processes."""
-        if self.processes is not None and any(spec is not None for spec in session.specs):
-            self.processes.forget(session.id)
+        """Drop the copy of an ended game, and its agents, from the agent processes, at once."""
+        processes = self.processes
+        if processes is not None and any(spec is not None for spec in session.specs):
+            processes.forget(session.id)
+            self.scheduler.at(time.monotonic(), lambda: processes.flush(session.id))
+
+    def _keep(self, session: GameSession) -> None:
+        """(On the writer's thread.) Keep a finished game with a person in it (``--keep-games``)."""
+        assert self.keep is not None
+        keep_game(self.keep, session, self.menu)
 
     # -- on disk, and expiry ---------------------------------------------------------------------
     def _save(self, session: GameSession) -> None:
@@ -405,12 +422,14 @@ class GameStore:
             self.saver.path(game_id).unlink(missing_ok=True)
 
     def _load(self) -> None:
+        """The games of the folder, each checked as a request is (:meth:`GameSession.from_json`):
+        a file that is not a regular one, or holds anything a request could not, is skipped."""
         assert self.folder is not None
         for path in sorted(self.folder.glob("*.json")):
             try:
-                session = GameSession.from_json(read_game(path.read_bytes()))
+                session = GameSession.from_json(read_game(read_journal(path)), self.menu)
             except (OSError, ValueError) as e:
-                log.warning("skipping the saved game %s: %s", path, e)
+                log.warning("skipping the saved game %s: %s", path.name, e)
                 continue
             if session.id != path.stem or not GAME_ID.match(session.id):
                 log.warning("skipping the saved game %s: its id does not match its file name", path)
@@ -425,6 +444,12 @@ class GameStore:
         self.sweep()
         self.scheduler.at(time.monotonic() + self._sweep_every(), self._sweep_job)
 
+    def _presence_job(self) -> None:
+        """Now and then: who has left a table (their page closed) is shown away."""
+        for session in list(self.games.values()):
+            session.check_presence()
+        self.scheduler.at(time.monotonic() + PRESENCE_EVERY, self._presence_job)
+
     def _new_seed(self) -> int:
         """A new game's secret seed (it decides the cards); called under the store's lock."""
         return secrets.randbits(63) if self._seeds is None else self._seeds.getrandbits(63)
@@ -432,10 +457,10 @@ class GameStore:
     def sweep(self) -> list[str]:
         """Delete the games idle for longer than ``idle_seconds``; returns their ids."""
         cutoff = time.time() - self.idle_seconds
-        expired = [game_id for game_id, session in list(self.games.items()) if session.last_active < cutoff]
-        for game_id in expired:
-            self.delete(game_id)
-        return expired
+        expired = [session for session in list(self.games.values()) if session.last_active < cutoff]
+        for session in expired:
+            self._end(session)
+        return [session.id for session in expired]
 
     def close(self) -> None:
         """Stop the agents, then write every game still pending: a restart finds them all where they were."""

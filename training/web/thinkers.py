@@ -19,6 +19,7 @@ a pace) but a person waits on the answer to their move.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -33,12 +34,14 @@ from typing import Any
 
 from five_hundred_env.engine import Deal, Game
 from five_hundred_env.rules import Rules
+from training.web.menu import AgentMenu
 
 
 @dataclass(frozen=True)
 class GameSetup:
     """How a game's copy is made: as :class:`~training.web.session.GameSession` makes its game
-    (``first_deal``: the set first deal of tests), and each seat's agent spec (``None``: the person)."""
+    (``first_deal``: the set first deal of tests), and each seat's agent spec (``None``: a person;
+    each read again by the process's :class:`~training.web.menu.AgentMenu`)."""
 
     rules: Rules
     seed: int
@@ -64,21 +67,25 @@ MAX_NICE = 19
 """The largest niceness a Unix process may have (the lowest priority)."""
 DEFAULT_NICE = 10
 """How far below the server's priority its agent processes run by default (``serve --agent-nice``)."""
+STOP_SECONDS = 2.0
+"""How long a closing server waits for an agent process to end before it kills it."""
 
 
 class AgentProcesses:
     """``count`` processes thinking for the agents, each answering up to ``threads`` games at once
     (the server's worker threads), ``nice`` steps of niceness below the server's priority
-    (:data:`DEFAULT_NICE`; 0: the server's own)."""
+    (:data:`DEFAULT_NICE`; 0: the server's own), building the agents of ``menu`` (default: the
+    builtin one) and no other. Each process ends with the server, however the server ends (a
+    pipe it watches closes), even while an agent thinks."""
 
-    def __init__(self, count: int, threads: int, nice: int = DEFAULT_NICE) -> None:
+    def __init__(self, count: int, threads: int, nice: int = DEFAULT_NICE, menu: AgentMenu | None = None) -> None:
         if count < 1 or threads < 1:
             raise ValueError(f"agent processes need at least 1 process and 1 thread, got {count} and {threads}")
         check_nice(nice)
         self._context = multiprocessing.get_context("spawn")  # fork would copy the server's threads and locks
-        self._threads, self._nice = threads, nice
+        self._threads, self._nice, self._menu = threads, nice, AgentMenu() if menu is None else menu
         self._replacing = threading.Lock()
-        self._processes = [_AgentProcess(self._context, threads, number, nice) for number in range(count)]
+        self._processes = [_AgentProcess(self._context, threads, number, nice, self._menu) for number in range(count)]
 
     def play(self, game_id: str, setup: GameSetup | None, base: int, moves: list[int], most: int) -> list[int] | None:
         """The agents' moves (universal ids) in the copy of game ``game_id`` once it has ``moves``
@@ -121,8 +128,15 @@ class AgentProcesses:
             raise AgentFailed("the agents' process stopped") from None
 
     def forget(self, game_id: str) -> None:
-        """Drop a game that has ended (none of its moves may still be thinking); never waits."""
+        """Drop a game that has ended (none of its moves may still be thinking); never waits: the
+        copy goes with the process's next exchange (:meth:`flush` sends one at once)."""
         self._process(game_id).forget(game_id)
+
+    def flush(self, game_id: str) -> None:
+        """Send the games forgotten so far to ``game_id``'s process now (their copies and agents go
+        at once, not at its next exchange); waits for that exchange, without the interpreter's lock."""
+        with contextlib.suppress(_ProcessStopped):  # a process gone has no copies left to drop
+            self._process(game_id).call(("", None, 0, [], 0))  # no game has the id "": the process only drops the others
 
     def _index(self, game_id: str) -> int:
         return zlib.crc32(game_id.encode()) % len(self._processes)
@@ -135,11 +149,12 @@ class AgentProcesses:
         with self._replacing:
             if self._processes[index] is stopped:
                 stopped.close()
-                self._processes[index] = _AgentProcess(self._context, self._threads, index, self._nice)
+                self._processes[index] = _AgentProcess(self._context, self._threads, index, self._nice, self._menu)
             return self._processes[index]
 
     def close(self) -> None:
-        """Stop the processes (once no move is thinking)."""
+        """Stop the processes, their agents thinking or not (a game's move still thought is played
+        again at the server's restart: every game resumes from its moves)."""
         for process in self._processes:
             process.close()
 
@@ -148,11 +163,14 @@ class _AgentProcess:
     """One agent process and its pipes, each used by one exchange at a time: ``pipes`` for the
     server's threads (:meth:`call`) and as many for its event loop (:meth:`ask`)."""
 
-    def __init__(self, context: Any, pipes: int, number: int, nice: int) -> None:
+    def __init__(self, context: Any, pipes: int, number: int, nice: int, menu: AgentMenu) -> None:
         ends = [context.Pipe() for _ in range(2 * pipes)]
-        self.process = context.Process(target=_serve, args=([child for _, child in ends], nice),
+        self._lifeline, lifeline = context.Pipe()
+        """Never written: the process ends when it closes, with the server however it ends (:func:`_serve`)."""
+        self.process = context.Process(target=_serve, args=([child for _, child in ends], nice, menu, lifeline),
                                        name=f"five-hundred-agents-{number}", daemon=True)
         _start_deaf_to_ctrl_c(self.process)
+        lifeline.close()
         for _, child in ends:
             child.close()
         self._connections = [ours for ours, _ in ends]
@@ -239,12 +257,13 @@ class _AgentProcess:
     def close(self) -> None:
         self._closed = True
         for connection in self._connections[:self._pipes] + self._loop_free:
-            connection.close()  # the process's threads see the end of their pipes, and it exits
+            connection.close()  # the process's threads see the end of their pipes
         self._loop_free = []
         if self._loop is not None:  # (from any thread) the loop's exchanges waiting for a pipe fail
             for waiter in self._loop_waiting:
                 self._loop.call_soon_threadsafe(_fail, waiter)
-        self.process.join(timeout=10)
+        self._lifeline.close()  # and the process ends, even with an agent thinking
+        self.process.join(timeout=STOP_SECONDS)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -283,14 +302,13 @@ def _start_deaf_to_ctrl_c(process: Any) -> None:
 
 
 class _Copy:
-    """A game's copy in an agent process: the game, and its agents as they are needed."""
+    """A game's copy in an agent process: the game, and its agents (of ``menu``) as they are needed."""
 
-    def __init__(self, setup: GameSetup) -> None:
-        from agents.registry import agent_factory  # in the agent process only
-        from five_hundred_env.actions import ActionTable
+    def __init__(self, setup: GameSetup, menu: AgentMenu) -> None:
+        from five_hundred_env.actions import ActionTable  # in the agent process only
         from five_hundred_env.observation import ObservationEncoder
 
-        self.setup, self.game, self.factory = setup, setup.game(), agent_factory
+        self.setup, self.game, self.menu = setup, setup.game(), menu
         self.moves = 0
         self.encoder, self.table = ObservationEncoder(setup.rules), ActionTable(setup.rules)
         self.agents: dict[int, Any] = {}
@@ -307,7 +325,7 @@ class _Copy:
                 break
             agent = self.agents.get(seat)
             if agent is None:
-                agent = self.agents[seat] = self.factory(specs[seat])(self.setup.rules, (self.setup.seed + seat) % 2**32)
+                agent = self.agents[seat] = self.menu.build(specs[seat], self.setup.rules, (self.setup.seed + seat) % 2**32)
             observation = self.encoder.encode_turn(game.deal, self.table, game.scores)
             action = self.table.universal[int(agent.act(observation))]
             game.apply_action(action)
@@ -316,18 +334,30 @@ class _Copy:
         return played
 
 
+def _end_with(lifeline: Connection) -> None:
+    """(In an agent process.) End the process once the server's end of ``lifeline`` closes."""
+    try:
+        lifeline.recv()
+    except (EOFError, OSError):
+        pass
+    os._exit(0)  # at once: a thread thinking (a search) would otherwise hold the process up
+
+
 def check_nice(nice: int) -> None:
     """A ``ValueError`` unless ``nice`` is a niceness to add, 0 to :data:`MAX_NICE`."""
     if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
         raise ValueError(f"the agent processes' niceness must be 0 to {MAX_NICE}, got {nice!r}")
 
 
-def _serve(connections: list[Connection], nice: int) -> None:
-    """An agent process, ``nice`` steps below its parent's priority: a thread per pipe answers
-    ``(forgotten games, game id, setup, base, moves, most)`` with ``(the agents' moves, None)``,
-    ``(None, None)`` when it has no copy of the game at ``base``, or ``(None, error)`` when an
-    agent raised, until the server closes the pipe."""
+def _serve(connections: list[Connection], nice: int, menu: AgentMenu, lifeline: Connection) -> None:
+    """An agent process, ``nice`` steps below its parent's priority, building the agents of
+    ``menu``: a thread per pipe answers ``(forgotten games, game id, setup, base, moves, most)``
+    with ``(the agents' moves, None)``, ``(None, None)`` when it has no copy of the game at
+    ``base``, or ``(None, error)`` when an agent raised, until the server closes the pipe. The
+    process ends at once when ``lifeline`` closes: the server closed it, or ended (even killed
+    outright), so that no agent thinks on for a server that is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # see _start_deaf_to_ctrl_c
+    threading.Thread(target=_end_with, args=(lifeline,), name="five-hundred-lifeline", daemon=True).start()
     if nice and hasattr(os, "nice"):  # (Unix; elsewhere the agents keep the server's priority)
         # A person's move is answered by the server; the agents' thinking is not awaited by anyone
         # (the page shows their moves at a pace): where the cores are short, the server goes first.
@@ -348,7 +378,7 @@ def _serve(connections: list[Connection], nice: int) -> None:
             reply: tuple[Any, Any] = (None, None)
             try:  # a game's exchanges come one at a time: nobody else uses this copy meanwhile
                 if setup is not None:
-                    copy = _Copy(setup)
+                    copy = _Copy(setup, menu)
                     with lock:
                         copies[game_id] = copy
                 if copy is not None and copy.moves == base:
@@ -366,4 +396,4 @@ def _serve(connections: list[Connection], nice: int) -> None:
         thread.join()
 
 
-__all__ = ["DEFAULT_NICE", "MAX_NICE", "AgentFailed", "AgentProcesses", "GameSetup", "check_nice"]
+__all__ = ["DEFAULT_NICE", "MAX_NICE", "STOP_SECONDS", "AgentFailed", "AgentProcesses", "GameSetup", "check_nice"]

@@ -18,7 +18,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from five_hundred_env.actions import ActionTable
+from five_hundred_env.actions import (
+    FIRST_NOMINATE,
+    FIRST_PARTNER,
+    MISERE,
+    NO_NOMINATION,
+    OPEN_MISERE,
+    PASS,
+    STRAINS,
+    ActionTable,
+    action_card,
+    bid_strain,
+    bid_tricks,
+    is_card_action,
+    is_joker_lead,
+    is_nomination,
+    is_partner_call,
+    is_trick_bid,
+    joker_lead_suit,
+)
 from five_hundred_env.cards import card_suit, card_to_str, is_joker, rank_letter
 from five_hundred_env.engine import EFFECTIVE_SUIT, NO_TRUMP_CTX, Deal, Phase
 from five_hundred_env.render import card_groups
@@ -29,6 +47,38 @@ PHASES = ("bidding", "discard", "nominate", "play", "deal_over", "call")
 partner call, only with five players)."""
 RANK_TEXT = {"T": "10", "E": "11", "W": "12", "X": "13"}
 """How the page prints the ranks written with a letter for a two-digit number (§1, §10.1)."""
+SUIT_SYMBOLS = "♠♣♦♥"
+
+
+def card_words(card: int, two_jokers: bool) -> str:
+    """A card as a person reads it: ``10♥``, ``J♣``, ``the joker`` (the §1 notation is for typing)."""
+    if is_joker(card):
+        name = card_to_str(card, two_jokers)
+        return "the joker" if name == "JK" else f"joker {name[-1]}"
+    return RANK_TEXT.get(rank_letter(card), rank_letter(card)) + SUIT_SYMBOLS[card_suit(card)]
+
+
+def action_words(action: int, two_jokers: bool, names: Sequence[str]) -> str:
+    """A move as a person reads it: ``pass``, ``6♥``, ``7NT``, ``misère``, ``10♥``, ``the joker
+    (leading ♠)``, ``nominates ♦``, ``player_3`` (a seat called, §10.5)."""
+    if action == PASS:
+        return "pass"
+    if is_trick_bid(action):
+        strain = bid_strain(action)
+        return f"{bid_tricks(action)}{SUIT_SYMBOLS[strain] if strain < 4 else STRAINS[strain]}"
+    if action in (MISERE, OPEN_MISERE):
+        return "misère" if action == MISERE else "open misère"
+    if is_card_action(action):
+        return card_words(action_card(action), two_jokers)
+    if is_joker_lead(action):
+        return f"{card_words(action_card(action), two_jokers)} (leading {SUIT_SYMBOLS[joker_lead_suit(action)]})"
+    if action == NO_NOMINATION:
+        return "no nomination"
+    if is_nomination(action):
+        return f"nominates {SUIT_SYMBOLS[action - FIRST_NOMINATE]} for the joker"
+    if is_partner_call(action):
+        return names[action - FIRST_PARTNER]
+    raise ValueError(f"no action has id {action!r}")
 
 
 @functools.cache
@@ -60,6 +110,9 @@ class PublicTable:
     names: list[str]
     agents: list[str | None]
     """The agent label of each seat (``None``: a person)."""
+    presence: list[str | None]
+    """Each person's presence at the table: ``awaited`` (their link not opened yet), ``here``,
+    ``away`` (not seen for a while); ``None`` for an agent's seat."""
     scores: list[int]
     deal_number: int
     over: bool = False
@@ -74,7 +127,33 @@ class PublicTable:
     tricks: list[dict[str, Any]] = field(default_factory=list)
     """The current deal's finished tricks: ``{"cards": [{"seat", "card"}], "winner", "reason", "text"}``."""
     previous: dict[str, Any] | None = None
-    """The deal before, once over: its ``text`` (contract, tricks, scores) and ``last_trick``."""
+    """The deal before, once over: its ``result`` (:func:`deal_result`) and ``last_trick``."""
+
+
+def deal_result(deal: Deal, scores: Sequence[int], names: Sequence[str]) -> dict[str, Any]:
+    """A finished deal as the page tells it: the contract in words, its contractor, made or not,
+    the called partner (public once the deal is over, §10.5) or ``alone``, each side's tricks and
+    points, and the scores after it (``thrown_in`` when everyone passed)."""
+    rules = deal.rules
+    result: dict[str, Any] = {"thrown_in": deal.thrown_in, "change": list(deal.score_change or []), "scores": list(scores)}
+    if not deal.thrown_in:
+        result.update(contract=action_words(deal.contract, rules.two_jokers, names), contractor=deal.contractor,
+                      made=deal.contract_made(), partner=deal.partner if deal.partner >= 0 else None,
+                      alone=deal.called_card >= 0 and deal.partner < 0, tricks=deal.side_tricks())
+    return result
+
+
+def result_words(result: dict[str, Any], rules: Rules, names: Sequence[str]) -> str:
+    """:func:`deal_result` in one line of the table talk."""
+    sides = [" & ".join(names[s] for s in range(rules.num_players) if rules.side_of(s) == side)
+             for side in range(rules.num_sides)]
+    points = ", ".join(f"{side} {change:+d}" for side, change in zip(sides, result["change"], strict=True))
+    if result["thrown_in"]:
+        return f"everyone passed: the deal is thrown in ({points})"
+    partner = (f" with {names[result['partner']]} as partner" if result["partner"] is not None
+               else " alone" if result["alone"] else "")
+    made = "made it" if result["made"] else "went down"
+    return f"{names[result['contractor']]} bid {result['contract']}{partner} and {made}: {points}"
 
 
 @functools.lru_cache(maxsize=64)  # a replayed record may bring rules of its own
@@ -140,6 +219,7 @@ class SeatViews:
             if phase == "discard" and s == contractor:
                 held += rules.kitty_size - public.discarded
             seats.append({"seat": s, "name": public.names[s], "agent": public.agents[s], "side": self._sides[s],
+                          "person": public.agents[s] is None, "presence": public.presence[s],
                           "you": s == seat, "partner": s in mates, "called_partner": s == called_partner,
                           "dealer": s == deal.dealer, "to_act": s == to_act,
                           "tricks": deal.tricks_won[s] if contractor is not None else 0,
@@ -189,4 +269,5 @@ class SeatViews:
         return view
 
 
-__all__ = ["PHASES", "PublicTable", "SeatViews", "action_names", "card_json", "sorted_cards"]
+__all__ = ["PHASES", "PublicTable", "SeatViews", "action_names", "action_words", "card_json", "card_words", "deal_result",
+           "result_words", "sorted_cards"]

@@ -88,8 +88,8 @@ class DMCRun(PPORun):
     recipe, name = "dmc_australian.yaml", "dmc"
 
     def __init__(self, preset: str, seed: int, folder: Path) -> None:
-        from training.algorithms.dmc import DmcConfig
         from training.settings.config import config_from_dict, load_config
+        from training.settings.dmc_config import DmcConfig
 
         defaults = load_config(Path(__file__).parent.parent / "configs" / self.recipe, model=DmcConfig).to_dict()
         defaults.update(seed=seed, rules={"preset": preset, "options": {}})

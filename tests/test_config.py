@@ -119,7 +119,11 @@ def test_cli_reports_config_errors(tmp_path, capsys):
 def test_shipped_configs_are_valid(name):
     from pathlib import Path
 
-    config = load_config(Path(__file__).parent.parent / "configs" / f"{name}.yaml")
+    from training.settings.config import config_algorithm
+    from training.settings.dmc_config import DmcConfig
+
+    path = Path(__file__).parent.parent / "configs" / f"{name}.yaml"
+    config = load_config(path, model=DmcConfig) if config_algorithm(path) == "dmc" else load_config(path)
     assert config.logging.run_name == name
     assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
                                         "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46",

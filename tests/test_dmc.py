@@ -20,9 +20,11 @@ from network_helpers import flip_a_byte
 from agents.dmc import DMCAgent
 from agents.neural import CheckpointError
 from agents.registry import make_agent
-from training.algorithms.dmc import Decisions, DmcConfig, build_q_network, evaluate, train_dmc
+from training.algorithms.dmc import Decisions, build_q_network, train_dmc
 from training.algorithms.warmstart import score_ci
+from training.evaluation.dmc_evaluation import evaluate
 from training.settings.config import ConfigError, config_algorithm, config_from_dict, load_config
+from training.settings.dmc_config import DmcConfig
 
 
 def test_each_decision_gets_its_seats_rewards_from_then_to_its_episodes_end() -> None:

@@ -195,7 +195,7 @@ def check_five_hundred(words: list[str]) -> None:
 
         overrides = [w for w in _take_valued_options(args.overrides)[0] if not w.startswith("-")]
         if config_algorithm(args.config, overrides) == "dmc":
-            from training.algorithms.dmc import DmcConfig
+            from training.settings.dmc_config import DmcConfig
 
             load_config(args.config, overrides, model=DmcConfig)
         else:
@@ -204,6 +204,9 @@ def check_five_hundred(words: list[str]) -> None:
 
 def check_python_command(words: list[str]) -> None:
     """``python X.py --opt`` names a script that has those options; ``python -m M`` an importable module."""
+    if words[:2] == ["-m", "training.cli"]:  # the five-hundred command itself
+        check_five_hundred(words[2:])
+        return
     if words[:1] == ["-m"]:
         module = words[1]
         if module in ("venv", "pytest", "pip", "sphinx"):

@@ -20,10 +20,11 @@ from five_hundred_env.actions import MISERE, OPEN_MISERE, PASS
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import make_rules
 from five_hundred_env.vector import BatchEngine
-from training.algorithms import dmc
-from training.algorithms.dmc import DmcConfig, train_dmc
+from training.algorithms.dmc import train_dmc
+from training.evaluation import dmc_evaluation
 from training.rollouts.curriculum import Auction, TrickCredit, uniform_legal
 from training.settings.config import load_config
+from training.settings.dmc_config import DmcConfig
 
 RECIPE = Path(__file__).parent.parent / "configs" / "scratch_australian.yaml"
 
@@ -165,7 +166,7 @@ def heuristic_only_in_evaluation(monkeypatch: pytest.MonkeyPatch) -> Iterator[li
             raise AssertionError(f"the heuristic's {name} was called")
         return call
 
-    real_evaluate = dmc.evaluate
+    real_evaluate = dmc_evaluation.evaluate
 
     def evaluation(*args, **kwargs):
         evaluating[0] = True
@@ -178,7 +179,7 @@ def heuristic_only_in_evaluation(monkeypatch: pytest.MonkeyPatch) -> Iterator[li
     monkeypatch.setattr(heuristic_compiled.HeuristicPolicy, "act_batch", guarded("act_batch"))
     monkeypatch.setattr(heuristic_compiled.HeuristicPolicy, "act_engine", forbidden("act_engine"))
     monkeypatch.setattr(heuristic_compiled, "play_out", forbidden("play_out"))
-    monkeypatch.setattr(dmc, "evaluate", evaluation)
+    monkeypatch.setattr(dmc_evaluation, "evaluate", evaluation)
     yield calls
 
 

@@ -185,7 +185,8 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
     overrides = [a for a in words if not a.startswith("-")] + _distributed_overrides(args, values)
     if config_algorithm(args.config, overrides) == "dmc":  # Deep Monte-Carlo: its own config model and loop
-        from training.algorithms.dmc import DmcConfig, train_dmc
+        from training.algorithms.dmc import train_dmc
+        from training.settings.dmc_config import DmcConfig
 
         config, run = load_config(args.config, overrides, model=DmcConfig), train_dmc
     else:
@@ -207,68 +208,6 @@ def _exit(args: argparse.Namespace) -> int:
     from training.algorithms.expert_iteration import main as expert_iteration
 
     return expert_iteration(args.arguments)
-
-
-def _thresholds(text: str) -> float | dict[str, float]:
-    """``--threshold``'s points as advice weights: ``30``, or ``bid=20,play=30`` (one per kind,
-    each kind once), each from 0 to the points of :data:`agents.neural.NEVER`."""
-    from agents.neural import NEVER
-    from training.rollouts.exit_rows import RESULT_SCALE
-
-    try:
-        pairs = [part.split("=", 1) for part in text.split(",")] if "=" in text else [["", text]]
-        points = {kind.strip(): float(value) for kind, value in pairs}
-    except ValueError:
-        raise ValueError(f"--threshold: expected POINTS or KIND=POINTS,KIND=POINTS, got {text!r}") from None
-    if len(points) < len(pairs):
-        kinds = [kind.strip() for kind, _ in pairs]
-        twice = sorted({kind for kind in kinds if kinds.count(kind) > 1})
-        raise ValueError(f"--threshold: {' and '.join(twice)} given twice in {text!r}; give each kind once")
-    most = NEVER * RESULT_SCALE
-    for kind, value in points.items():
-        if not 0 <= value <= most:  # NaN too
-            raise ValueError(f"--threshold: {kind + '=' if kind else ''}{value:g} is not from 0 to {most:g} points "
-                             f"({most:g}: always the heuristic's choice)")
-    return {kind: value / RESULT_SCALE for kind, value in points.items()} if "=" in text else points[""] / RESULT_SCALE
-
-
-def _is_dmc(path: str) -> bool:
-    if not Path(path).is_file():
-        return False
-    from agents.dmc import is_dmc_file
-
-    return is_dmc_file(path)
-
-
-def _export(args: argparse.Namespace) -> int:
-    """Write the policy file of a checkpoint (the actor alone, to ship and play:
-    agents.policy_files.export_policy), or of the ensemble of several (agents.ensemble.ensemble_policy)."""
-    from agents.policy_files import export_policy
-    from five_hundred_env.files import check_output
-
-    sources = args.checkpoints
-    out = check_output(args.out, "OUT", inputs=sources)
-    if len(sources) == 1 and args.threshold is None and _is_dmc(sources[0]):  # a Q-network: no threshold to set
-        from agents.dmc import export_dmc_policy
-
-        provenance = export_dmc_policy(sources[0], out, dtype=args.dtype, note=args.note)
-        budget = provenance["budget"]
-        print(f"wrote {out} ({out.stat().st_size:,} bytes, {provenance['dtype']}; a DMC network of "
-              f"{budget['global_step'] or 0:,} learner steps; sha256 of the source {provenance['sha256'][:16]}...)")
-        return 0
-    weight = None if args.threshold is None else _thresholds(args.threshold)
-    if len(sources) > 1:
-        from agents.ensemble import ensemble_policy
-
-        provenance = ensemble_policy(sources, out, weight, dtype=args.dtype, note=args.note)
-        what = f"the ensemble of {len(sources)} networks"
-    else:
-        provenance = export_policy(sources[0], out, dtype=args.dtype, note=args.note, advice_weight=weight)
-        what = f"the checkpoint has {Path(sources[0]).stat().st_size:,}"
-    print(f"wrote {out} ({out.stat().st_size:,} bytes, {provenance['dtype']}; {what}; "
-          f"sha256 of the source {provenance['sha256'][:16]}...; {provenance['flushed_to_zero']:,} weights too "
-          f"small for {provenance['dtype']} stored as 0)")
-    return 0
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -382,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The five-hundred argument parser, every subcommand with its function in ``func``."""
     from five_hundred_env.rules import PRESETS
     from training.evaluation.league_command import add_league_arguments, run_league_command
+    from training.records.export_command import add_export_arguments, run_export_command
     from training.rollouts.dataset_command import add_dataset_arguments
 
     presets = sorted(PRESETS)
@@ -406,21 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "[--resume] [--overwrite]; exit --help for more)")  # parsed by training.algorithms.expert_iteration
     export = sub.add_parser("export", help="write a checkpoint's policy file: its actor alone, to ship and play "
                             "(several checkpoints: their ensemble, one network playing the mean of their logits)")
-    export.add_argument("checkpoints", metavar="CHECKPOINT", nargs="+",
-                        help="a training checkpoint, e.g. runs/NAME/final.pt (or a policy file); several: their "
-                             "ensemble (agents/ensemble.py), which needs --threshold if they take advice")
-    export.add_argument("out", metavar="OUT.pt", help="the policy file to write")
-    export.add_argument("--dtype", choices=("float16", "float32"), default="float16",
-                        help="the precision the weights are stored in (default float16; they play in float32)")
-    export.add_argument("--note", default="", help="free text kept in the file's provenance")
-    export.add_argument("--threshold", metavar="POINTS",
-                        help="a regression-fitted network's threshold (its advice weight, in points) instead of the "
-                             "one its fit chose on the held-out deals: it leaves the heuristic's choice only where an "
-                             "estimated advantage beats it by more; KIND=POINTS,... sets one per decision kind (bid, "
-                             "discard, nominate, play) of a network fitted per kind, or of an ensemble, whose kinds not named "
-                             "keep the heuristic's choice; each kind once, from 0 to 10000 points (10000: always the "
-                             "heuristic's) (docs/expert_iteration.md, \"Fit\")")
-    export.set_defaults(func=_export)
+    add_export_arguments(export)
+    export.set_defaults(func=run_export_command)
     plot = sub.add_parser("plot", help="draw a run's learning curves (from progress.csv) to a PNG")
     plot.add_argument("run", help="a run folder (runs/NAME) or its progress.csv")
     plot.add_argument("--out", help="the PNG to write (default: curves.png next to the CSV)")

@@ -2,7 +2,7 @@
 
 ``five-hundred train CONFIG.yaml [key.sub=value ...] [--resume]`` runs :func:`train_dmc` when the
 config says ``train.algorithm: dmc`` (``configs/dmc_australian.yaml``); every setting comes from
-the config (:class:`DmcConfig`, validated as the PPO configs are: ``training.settings.config``).
+the config (:class:`training.settings.dmc_config.DmcConfig`, validated as the PPO configs are).
 
 Collection
     One :class:`five_hundred_env.vector.BatchEngine` of ``train.num_envs`` games; every seat of
@@ -43,15 +43,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 import yaml
-from pydantic import Field, model_validator
 from torch import nn
 
-from agents.dmc import DMC_FORMAT, DMCAgent, QNetwork
+from agents.dmc import DMC_FORMAT, QNetwork
 from agents.neural import check_tensors_digest
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Phase
@@ -59,7 +58,8 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
 from training.algorithms.warmstart import learning_line, learning_verdict
-from training.evaluation.policy_evaluation import START, START_NAME, score_ci
+from training.evaluation.dmc_evaluation import eval_columns
+from training.evaluation.policy_evaluation import START, START_NAME
 from training.records.runlog import RunLog
 from training.records.runs import (
     CONFIG,
@@ -75,138 +75,11 @@ from training.records.runs import (
 )
 from training.rollouts.curriculum import Auction, TrickCredit, uniform_legal
 from training.rollouts.selfplay import draw_starting_scores
-from training.settings.config import CheckpointConfig, ConfigError, LoggingConfig, RulesConfig, Section
-from training.settings.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
+from training.settings.config import ConfigError
+from training.settings.dmc_config import DmcConfig, DmcTrainConfig
 from training.workers.threads import limit_threads
 
 Log = Callable[[str], None]
-
-
-# -- the config ------------------------------------------------------------------------------------
-
-class DmcEnvConfig(Section):
-    """What a decision's return counts (``BatchEngine``'s ``episode``, ``reward``, ``reward_scale``, ``win_shaping``)."""
-
-    episode: Literal["deal", "game"] = "deal"
-    reward: Literal["zero_sum", "score", "win"] = "zero_sum"
-    reward_scale: float = Field(100.0, gt=0, le=1e6)
-    win_shaping: float = Field(0.0, ge=0, le=100, description="reward: win only: each deal also gives this × its zero-sum reward")
-    starting_scores: Literal["zero", "uniform"] = Field(
-        "zero", description="with episode: deal, the scores each deal starts from: 'zero', or 'uniform' over the "
-                            "game's range (as PPO's env.starting_scores), so that the network sees every score it may "
-                            "meet in a game; the reward stays the deal's result")
-
-    @model_validator(mode="after")
-    def _win_needs_games(self) -> DmcEnvConfig:
-        if self.reward == "win" and self.episode != "game":
-            raise ValueError("reward: win needs episode: game (a deal has no winner)")
-        if self.win_shaping and self.reward != "win":
-            raise ValueError("win_shaping shapes reward: win; it must be 0 with other rewards")
-        if self.starting_scores == "uniform" and self.episode != "deal":
-            raise ValueError("starting_scores: uniform draws each deal's scores; a game keeps its own (episode: deal only)")
-        return self
-
-
-class DmcTrainConfig(Section):
-    """DMC's hyper-parameters. Learner steps count the decisions trained on."""
-
-    algorithm: Literal["dmc"] = "dmc"
-    total_steps: int = Field(1_000_000, ge=0, le=MAX_STEPS, description="learner steps (decisions trained on)")
-    num_envs: int = Field(64, gt=0, le=4096, description="games of the batched engine stepped together")
-    batch_size: int = Field(4096, gt=0, le=2**22, description="finished decisions per update")
-    minibatch_size: int = Field(512, gt=0, le=2**20)
-    learning_rate: float = Field(1e-3, gt=0, le=1)
-    adam_eps: float = Field(1e-5, gt=0, le=1)
-    max_grad_norm: float = Field(40.0, gt=0)
-    epsilon_start: float = Field(0.2, ge=0, le=1, description="exploration rate at the start")
-    epsilon_end: float = Field(0.01, ge=0, le=1, description="exploration rate after epsilon_decay_steps")
-    epsilon_decay_steps: int = Field(500_000, ge=1, le=MAX_STEPS)
-
-
-class DmcCurriculumConfig(Section):
-    """Training-only changes for the first learner steps (the evaluations always play the real rules)."""
-
-    last_bidder_bids_steps: int = Field(0, ge=0, le=MAX_STEPS, description=(
-        "the last seat that may bid when everyone else passed before any bid may not pass (no deal is thrown "
-        "in, so every deal is played out and its card play learned): in every deal at first, in a share of "
-        "the deals falling linearly to none over this many learner steps"))
-    trick_reward: float = Field(0.0, ge=0, le=10, description=(
-        "each trick won also rewards the card plays of the winner's side by this (reward units) and costs the "
-        "others' as much in all (in a misère, with the signs swapped), falling linearly to 0 over trick_reward_steps"))
-    trick_reward_steps: int = Field(0, ge=0, le=MAX_STEPS)
-
-    def last_bidder_bids(self, step: int) -> float:
-        """The share of deals dealt at ``step`` in which the last bidder must bid."""
-        return max(0.0, 1.0 - step / self.last_bidder_bids_steps) if self.last_bidder_bids_steps else 0.0
-
-    def trick_reward_at(self, step: int) -> float:
-        """The reward of a trick at ``step``."""
-        return self.trick_reward * max(0.0, 1.0 - step / self.trick_reward_steps) if self.trick_reward_steps else 0.0
-
-
-class DmcNetworkConfig(Section):
-    """The Q-network (:class:`agents.dmc.QNetwork`): an MLP over the observation and the action's one-hot."""
-
-    hidden_sizes: list[int] = Field(default_factory=lambda: [256, 256], min_length=1, max_length=8)
-    activation: Literal["relu", "tanh"] = "relu"
-    actions: Literal["input", "output"] = Field(
-        "input", description="the action as an input beside the observation (DouZero's network: a pass per legal "
-                             "action) or one output per action id (DQN's: one pass per decision)")
-    baseline: Literal["none", "central"] = Field(
-        "none", description="central: a value network over the global state (every hand: training only) fitted to "
-                            "the returns, whose value of each decision's state is taken from its return before the "
-                            "Q-network is fitted to it (less noise, the same best action)")
-
-    @model_validator(mode="after")
-    def _sizes(self) -> DmcNetworkConfig:
-        if not all(0 < s <= 4096 for s in self.hidden_sizes):
-            raise ValueError(f"every hidden size must be in 1..4096, got {self.hidden_sizes}")
-        return self
-
-
-class DmcEvaluationConfig(Section):
-    """Duplicate evaluation of the greedy network (``training.evaluation.evaluate.duplicate_match``)."""
-
-    interval: int = Field(250_000, ge=0, le=MAX_STEPS, description="learner steps between evaluations; 0 = final only")
-    deals: int = Field(200, ge=0, le=MAX_DEALS, description="duplicate deals per periodic evaluation")
-    final_deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate deals of the final evaluation; 0 = none")
-    seed: int = Field(12345, ge=0, le=MAX_SEED)
-    opponents: list[Literal["random", "heuristic", "start"]] = Field(
-        default_factory=lambda: ["random", "heuristic"],
-        description="agent specs, or start: the run's own network as it began (start.pt), whose final match "
-                    "gives the run's last line, what it learned")
-
-
-class DmcConfig(Section):
-    """A whole DMC run (``train.algorithm: dmc``); ``logging`` and ``checkpoint`` are the PPO runs'."""
-
-    seed: int = Field(1, ge=0, le=MAX_SEED)
-    deterministic: bool = True
-    torch_threads: TorchThreads = 1
-    rules: RulesConfig = Field(default_factory=RulesConfig)
-    env: DmcEnvConfig = Field(default_factory=DmcEnvConfig)
-    train: DmcTrainConfig = Field(default_factory=DmcTrainConfig)
-    curriculum: DmcCurriculumConfig = Field(default_factory=DmcCurriculumConfig)
-    network: DmcNetworkConfig = Field(default_factory=DmcNetworkConfig)
-    evaluation: DmcEvaluationConfig = Field(default_factory=DmcEvaluationConfig)
-    logging: LoggingConfig = Field(default_factory=LoggingConfig)
-    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
-
-    @model_validator(mode="after")
-    def _games_end(self) -> DmcConfig:
-        # The batched engine does not truncate games: greedy play that never bids would never end one.
-        if self.env.episode == "game" and min(self.train.epsilon_start, self.train.epsilon_end) <= 0:
-            raise ValueError("env.episode: game needs train.epsilon_start and epsilon_end above 0 (a game only ends "
-                             "once contracts are played, and greedy self-play may never bid)")
-        return self
-
-    def to_rules(self) -> Rules:
-        """The rules of the run (the ``rules`` section as a rules object)."""
-        return self.rules.to_rules()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (YAML/JSON-able), as the run folder's config.yaml holds it."""
-        return self.model_dump(mode="json")
 
 
 # -- collection: ε-greedy self-play on the batched engine, Monte-Carlo returns -----------------------
@@ -489,43 +362,6 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
     log(f"resumed {run.run_dir} at step {state.global_step} (update {state.updates})")
 
 
-def evaluate(model: QNetwork, rules: Rules, opponent: str, deals: int, seed: int, label: str = "dmc",
-             start: Path | None = None) -> Any:
-    """A duplicate match of the greedy network (team A) against an agent spec (team B), or against
-    ``start``: the network of the run's ``start.pt``."""
-    from agents.registry import make_agent
-    from training.evaluation.evaluate import duplicate_match
-    from training.records.runs import preserved_rng
-
-    with preserved_rng():
-        agent = DMCAgent(rules, seed, model=model)
-        agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
-        if opponent == START:
-            if start is None:
-                raise ValueError("the start opponent needs the run's start.pt")
-            other = make_agent(str(start), rules, seed + 1)
-            other.label = START  # type: ignore[attr-defined]  # the name reports give team B
-        else:
-            other = make_agent(opponent, rules, seed + 1)
-        report = duplicate_match(rules, agent, other, deals, seed=seed)
-    model.train()
-    return report
-
-
-def _eval_columns(model: QNetwork, rules: Rules, config: DmcConfig, deals: int, start: Path,
-                  label: str = "dmc") -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for opponent in config.evaluation.opponents:
-        report = evaluate(model, rules, opponent, deals, config.evaluation.seed, label, start)
-        m, lo, hi = score_ci(report)
-        contracts = report.to_dict()["contracts"]["A"]["all"]
-        row.update({f"eval_{opponent}_mean": m, f"eval_{opponent}_lo": lo, f"eval_{opponent}_hi": hi,
-                    f"eval_{opponent}_bid": contracts["share_of_deals"],
-                    f"eval_{opponent}_made": contracts["made_rate"] if contracts["bid"] else 0.0,
-                    f"report_{opponent}": report})
-    return row
-
-
 def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
               stop_after_updates: int | None = None, log: Log = print) -> DmcResult:
     """Train by DMC self-play as the config says (see the module docstring). ``resume`` continues
@@ -579,7 +415,7 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
                    "steps_per_s": session_steps / max(time.time() - loop_start, 1e-9), "epsilon": eps, **metrics}
             if ev.deals and ev.interval and state.global_step // ev.interval > previous // ev.interval:
                 eval_start = time.process_time()
-                row.update({k: v for k, v in _eval_columns(model, rules, config, ev.deals, start).items()
+                row.update({k: v for k, v in eval_columns(model, rules, config, ev.deals, start).items()
                             if not k.startswith("report_")})
                 state.eval_cpu += time.process_time() - eval_start
             runlog.write(row)
@@ -617,7 +453,7 @@ def _final_evaluation(model: QNetwork, rules: Rules, config: DmcConfig, state: D
     if not ev.final_deals:
         return {}
     log(f"final evaluation: {ev.final_deals} duplicate deals against each of {', '.join(ev.opponents)}")
-    columns = _eval_columns(model, rules, config, ev.final_deals, run.run_dir / START_NAME, label=final.name)
+    columns = eval_columns(model, rules, config, ev.final_deals, run.run_dir / START_NAME, label=final.name)
     evaluations = {}
     for opponent in ev.opponents:
         report = columns[f"report_{opponent}"]

@@ -194,7 +194,23 @@ def test_an_edited_bot_is_a_new_agent_for_the_cache(tmp_path):
     assert before["spec"] == spec and set(before["files"]) == {str(script)}
     script.write_text("print('v2')\n")
     assert spec_identity(spec) != before
-    assert spec_identity("pimc:worlds=8") == {"spec": "pimc:worlds=8", "files": {}}
+    assert spec_identity("heuristic@play") == {"spec": "heuristic@play", "files": {}}
+
+
+def test_a_new_shipped_network_is_a_new_agent_for_the_cache(tmp_path, monkeypatch):
+    """The registered names that play a network of the package (pretrained, scratch, and pimc, whose
+    default base is pretrained) carry its digest: shipping a new network does not reuse old boards."""
+    import agents.pretrained
+
+    folder = tmp_path / "networks"
+    folder.mkdir()
+    (folder / "australian.pt").write_bytes(b"one")
+    monkeypatch.setattr(agents.pretrained, "SCRATCH_DIR", folder)
+    monkeypatch.setattr(agents.pretrained, "PRETRAINED_DIR", folder)
+    before = {spec: spec_identity(spec) for spec in ("scratch", "pretrained@play", "pimc:worlds=8")}
+    assert all(identity["files"] for identity in before.values())
+    (folder / "australian.pt").write_bytes(b"two")
+    assert all(spec_identity(spec) != identity for spec, identity in before.items())
 
 
 @pytest.mark.parametrize(("agents", "words"), [

@@ -59,7 +59,8 @@ def _file_digest(path: Path) -> str:
 def spec_identity(spec: str) -> dict[str, Any]:
     """What an agent spec is, as far as a cache can tell: the spec, and the SHA-256 of each file
     it names (the spec itself as a path, an option's value, a ``cmd:`` bot's program and
-    arguments), so that a retrained checkpoint or an edited bot is a new agent."""
+    arguments) or plays with (a shipped network: ``pretrained``, ``scratch``, ``pimc``'s default
+    base), so that a retrained checkpoint, a new shipped network or an edited bot is a new agent."""
     if is_command_spec(spec):
         words = parse_command_spec(spec)[0]
     else:
@@ -70,7 +71,20 @@ def spec_identity(spec: str) -> dict[str, Any]:
         with contextlib.suppress(OSError):
             if path.is_file():
                 files[word] = _file_digest(path)
+        files.update(_shipped_networks(word.lower()))
     return {"spec": spec, "files": files}
+
+
+def _shipped_networks(name: str) -> dict[str, str]:
+    """The SHA-256 of each network shipped in the package that the registered agent ``name`` plays
+    with (``pimc``: its default base, the pretrained networks), so that a new shipped network is a new agent."""
+    from agents.pretrained import PRETRAINED_DIR, SCRATCH_DIR, SUFFIX
+
+    folder = {"pretrained": PRETRAINED_DIR, "pimc": PRETRAINED_DIR, "scratch": SCRATCH_DIR}.get(name)
+    if folder is None or not folder.is_dir():
+        return {}
+    return {f"{name}/{entry.name}": hashlib.sha256(entry.read_bytes()).hexdigest()
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(SUFFIX) and entry.is_file()}
 
 
 # -- the cache ------------------------------------------------------------------------------------------------

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from training.evaluation.match_options import add_match_arguments, backend_from_args
 from training.settings.command_options import (
     add_distributed_arguments,
-    add_match_arguments,
     add_rules_arguments,
-    backend_from_args,
     check_at_least,
     check_workers,
     rules_from_args,

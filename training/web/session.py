@@ -7,20 +7,20 @@ or, off the request path, from the agents (:meth:`GameSession.prepare_move`, who
 without the session's lock, here or in an agent process, then :meth:`GameSession.finish_move`). Everything is deterministic
 from the session's secret seed and its actions, so :meth:`GameSession.to_json` keeps only those
 (and the settings) and :meth:`GameSession.from_json` plays them again after a restart.
+
+Two of its parts are bases of their own: the people at its seats (tokens, names, who is here:
+:class:`~training.web.seats.TableSeats`) and the agents' moves (:class:`~training.web.agent_moves.AgentMoves`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
-import re
-import secrets
 import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -34,7 +34,10 @@ from five_hundred_env.records import record_of, replay_start
 from five_hundred_env.render import explain_illegal, win_reason
 from five_hundred_env.rules import Rules
 from training.table.terminal import announcement
+from training.web.agent_moves import AgentMoves
+from training.web.errors import GameError, conflict
 from training.web.menu import AgentMenu
+from training.web.seats import TableSeats, new_token, token_digest
 from training.web.thinkers import GameSetup
 from training.web.view import PublicTable, SeatViews, action_words, card_json, card_words, deal_result, result_words
 
@@ -44,29 +47,8 @@ SESSION_FORMAT = "five-hundred-web-game/2"
 MAX_PACE = 5.0
 """The longest pause between the agents' moves, in seconds."""
 MAX_SEED = 2**63
-AWAY_SECONDS = 45.0
-"""A person not seen for this long (a page long-polls every 20 s at most) is shown away."""
-MAX_NAME = 24
-"""The longest name a person may give, in characters."""
-TOKEN_BYTES = 24
-"""A seat's secret token: 192 bits of the system's randomness, sent as 32 URL-safe characters."""
-_NAME = re.compile(r"^[^\x00-\x1f\x7f<>&\"']+$")
-_DIGEST = re.compile(r"^[0-9a-f]{64}$")
-
-
-def new_token() -> str:
-    """A fresh secret seat token (only its digest, :func:`token_digest`, is ever kept)."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
-
-
-def token_digest(token: str) -> str:
-    """What a session keeps of a token: its SHA-256, so that neither its files nor its memory hold
-    a token that would let their reader act for a seat."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 LOG_LINES = 60
 """How many of the latest log lines a view carries."""
-MAX_HINT_AGENTS = 4
-"""How many hint agents (one per spec asked for) a game keeps."""
 TRICK_PAUSE, DEAL_PAUSE = 2.0, 4.0
 """The pause after a finished trick and after a finished deal, in units of the session's pace."""
 CRC_PIECE = 5 * 1024
@@ -83,68 +65,17 @@ def crc32_holding_lock(data: bytes) -> int:
     return crc
 
 
-class GameError(Exception):
-    """A request the game refuses, with the HTTP status that says why (the game is unchanged)."""
-
-    status = 400
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if status is not None:
-            self.status = status
-
-
-def conflict(message: str) -> GameError:
-    """A request that does not fit the game's state now (409): out of turn, the game over …"""
-    return GameError(message, 409)
-
-
-class Exchange:
-    """The agents' moves from a game's copy elsewhere (:meth:`GameSession.prepare_move`): the moves
-    made since the last exchange, or, for a copy not yet made (or one that went astray), the game's
-    setup and all its ``count`` moves; at most ``most`` of the agents' moves come back. Called, it
-    asks on the calling thread (``session.agents_elsewhere``); :meth:`ask` asks from the event loop."""
-
-    def __init__(self, session: GameSession, setup: GameSetup, base: int | None, count: int, most: int) -> None:
-        self.session, self.setup, self.base, self.count, self.most = session, setup, base, count, most
-        self.since = session.actions[base or 0:count]
-
-    def __call__(self) -> list[int]:
-        elsewhere = self.session.agents_elsewhere
-        assert elsewhere is not None
-        game_id = self.session.id
-        moves = None if self.base is None else elsewhere(game_id, None, self.base, self.since, self.most)
-        if moves is None:  # no copy there at that move yet
-            moves = elsewhere(game_id, self.setup, 0, self.session.actions[:self.count], self.most)
-        return self._done(moves)
-
-    async def ask(self, elsewhere: Callable[[str, GameSetup | None, int, list[int], int],
-                                            Awaitable[list[int] | None]]) -> list[int]:
-        """The moves, asked of ``elsewhere`` (:meth:`~training.web.thinkers.AgentProcesses.ask`) on the event loop."""
-        game_id = self.session.id
-        moves = None if self.base is None else await elsewhere(game_id, None, self.base, self.since, self.most)
-        if moves is None:
-            moves = await elsewhere(game_id, self.setup, 0, self.session.actions[:self.count], self.most)
-        return self._done(moves)
-
-    def _done(self, moves: list[int] | None) -> list[int]:
-        assert moves is not None
-        with self.session.lock:
-            self.session._told = self.count + len(moves)
-        return moves
-
-
-class GameSession:
+class GameSession(TableSeats, AgentMoves):
     """A game at the web table. ``agents`` gives each seat's agent spec, ``None`` for a person's
     seat (``play`` mode: one person or more; ``watch``: none); each spec must be one of ``menu``'s
     (:class:`~training.web.menu.AgentMenu`). ``creator`` is the person's seat that may give an
     empty seat to an agent and end the game (default: the first person's); ``tokens`` maps each
-    person's seat to the digest of its secret token (:func:`token_digest`). ``length`` is
-    ``"game"`` (to 500) or ``"deal"``; ``seed`` draws the deals and seeds the agents (keep it
-    secret: it decides the cards); ``pace`` is the seconds between the agents' moves. ``record``:
-    the record a ``replay`` session plays. ``first_deal`` sets the first deal instead of shuffling
-    it (tests). Anything out of place is a :class:`GameError` naming it."""
+    person's seat to the digest of its secret token (:func:`~training.web.seats.token_digest`).
+    ``length`` is ``"game"`` (to 500) or ``"deal"``; ``seed`` draws the deals and seeds the agents
+    (keep it secret: it decides the cards); ``pace`` is the seconds between the agents' moves.
+    ``record``: the record a ``replay`` session plays. ``first_deal`` sets the first deal instead
+    of shuffling it (tests). Anything out of place is a :class:`~training.web.errors.GameError`
+    naming it."""
 
     def __init__(self, game_id: str, rules: Rules, *, mode: str = "play", agents: Sequence[str | None] = (),
                  creator: int | None = None, tokens: Mapping[int, str] | None = None, length: str = "game",
@@ -240,92 +171,6 @@ class GameSession:
         except ValueError as e:
             raise GameError(str(e)) from None
 
-    def _checked_tokens(self, tokens: Mapping[int, str]) -> dict[int, str]:
-        if sorted(tokens) != self.people or not all(isinstance(d, str) and _DIGEST.match(d) for d in tokens.values()):
-            raise GameError(f"each person's seat ({self.people}) needs the digest of its token")
-        return dict(tokens)
-
-    def viewers(self) -> list[int | None]:
-        """Who is sent views: each person's seat, or the spectator (``None``) when nobody plays."""
-        return list(self.people) if self.mode == "play" else [None]
-
-    # -- who is at the table ---------------------------------------------------------------------
-    def seat_of(self, token: Any) -> int | None:
-        """The seat whose token ``token`` is (watched games and replays need none: ``None``, the
-        spectator); any other token, or none at a table of people, is a :class:`GameError` (403)."""
-        if self.mode != "play":
-            return None
-        if not isinstance(token, str) or not token:
-            raise GameError("this table's seats are reached by their links: the request has no seat token", 403)
-        digest = token_digest(token)
-        with self.lock:
-            for seat, kept in self.tokens.items():
-                if secrets.compare_digest(kept, digest):
-                    return seat
-        raise GameError("this seat link is not valid here (or its seat was given to an agent)", 403)
-
-    def arrive(self, seat: int | None, polling: int = 0) -> None:
-        """``seat`` was heard from now (a request with its token); ``polling`` (+1, -1) counts its
-        long polls waiting, during which it is here too."""
-        if seat is None:
-            return
-        with self.lock:
-            self._seen[seat] = time.monotonic()
-            self._polls[seat] = self._polls.get(seat, 0) + polling
-            self.check_presence()
-
-    def check_presence(self) -> None:
-        """Update who is here, awaited or away (the store calls this now and then: people leave
-        without a word); a change is a change of every view."""
-        with self.lock:
-            now, changed = time.monotonic(), False
-            for seat in self.people:
-                seen = self._seen.get(seat)
-                presence = ("awaited" if seen is None else
-                            "here" if self._polls.get(seat, 0) > 0 or now - seen < AWAY_SECONDS else "away")
-                if self.public.presence[seat] != presence:
-                    self.public.presence[seat], changed = presence, True
-            if changed:
-                self._changed()
-
-    def give_seat(self, by: int | None, seat: Any, spec: Any) -> None:
-        """The creator (``by``) gives the empty seat ``seat`` (its person awaited or away) to the
-        agent ``spec``: its token no longer works, and the agents play on."""
-        with self.lock:
-            if by is None or by != self.creator:
-                raise GameError("only the table's creator may give a seat to an agent", 403)
-            if isinstance(seat, bool) or seat not in self.people:
-                raise GameError(f"seat must be one of the people's seats {self.people}, got {seat!r}")
-            try:
-                spec = self.menu.check(spec, self.rules)
-            except ValueError as e:
-                raise GameError(str(e)) from None
-            if self.public.presence[seat] == "here":
-                raise conflict(f"{self.public.names[seat]} is at the table: only an empty seat (awaited or away) "
-                               "goes to an agent")
-            self.specs[seat] = self.public.agents[seat] = spec
-            self.public.presence[seat] = None
-            self.people.remove(seat)
-            del self.tokens[seat]
-            self._heard.pop(seat, None)
-            self._view_cache.pop(seat, None)
-            self.history[seat].append({"from_move": len(self.actions), "agent": spec})
-            self._told = None  # the copy elsewhere is made anew with this seat's agent
-            self._changed()
-
-    def give_name(self, seat: int | None, name: Any) -> None:
-        """The person at ``seat`` gives their name (shown to the table, kept with a kept game)."""
-        if not isinstance(name, str) or not 0 < len(name.strip()) <= MAX_NAME or not _NAME.match(name.strip()):
-            raise GameError(f"a name is 1 to {MAX_NAME} characters, without <, >, &, quotes or control characters")
-        if seat is None or seat not in self.people:
-            raise conflict("a name is for a person at the table")
-        name = name.strip()
-        with self.lock:
-            if name in (n for s, n in enumerate(self.public.names) if s != seat):
-                raise conflict(f"{name!r} is already the name of another seat")
-            self.given_names[seat] = self.public.names[seat] = name
-            self._changed()
-
     # -- the state -------------------------------------------------------------------------------
     @property
     def finished(self) -> bool:
@@ -366,7 +211,8 @@ class GameSession:
     # -- moves -----------------------------------------------------------------------------------
     def play(self, seat: int | None, text: Any) -> None:
         """The move of the person at ``seat``, written in the §1 notation; anything but a legal
-        move of theirs, in turn, is a :class:`GameError` naming the problem, and changes nothing."""
+        move of theirs, in turn, is a :class:`~training.web.errors.GameError` naming the problem,
+        and changes nothing."""
         with self.lock:
             if self.mode != "play":
                 raise conflict(f"nobody plays at this table: it is a {self.mode} (use play, pause or step)")
@@ -407,86 +253,6 @@ class GameSession:
             raise conflict("the game has ended: no more deals")
         if self.mode == "replay" and len(self.actions) >= len(self.script):
             raise conflict("the replay has reached the end of the record")
-
-    def prepare_move(self) -> tuple[int, Callable[[], list[int]]] | None:
-        """If an agent (or the record) is to move now: the revision it moves at and a function that
-        thinks of its move, to be called without the lock: the moves (universal action ids) to
-        apply in turn with :meth:`finish_move` (one, or with the agents elsewhere all those due at
-        once: a round of the table at pace 0; that function is then an :class:`Exchange`, which the
-        event loop may :meth:`~Exchange.ask` instead); else ``None``."""
-        with self.lock:
-            if not self.agent_to_move():
-                return None
-            if self.mode == "replay":
-                action = self.script[len(self.actions)]
-                return self.revision, lambda: [action]
-            if self.agents_elsewhere is not None:
-                return self.revision, self._think_elsewhere(len(self.actions))
-            seat = self.game.to_act
-            observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
-            agent = self._agent(seat)
-            return self.revision, lambda: [self.table.universal[int(agent.act(observation))]]
-
-    def _think_elsewhere(self, count: int) -> Exchange:
-        """(Under the lock.) The exchange with the game's copy elsewhere once told of the game's
-        ``count`` moves."""
-        most = self.rules.num_players if self.pace == 0 and self.steps == 0 else 1
-        setup = GameSetup(self.rules, self.seed, self.game.max_deals, self.first_deal, tuple(self.specs))
-        return Exchange(self, setup, self._told, count, most)
-
-    def finish_move(self, revision: int, actions: Sequence[int]) -> bool:
-        """Apply the moves from :meth:`prepare_move` in turn, each unless the game changed
-        meanwhile (or an agent should no longer move: paused, stopped); returns whether all were."""
-        with self.lock:
-            for action in actions:
-                if revision != self.revision or not self.agent_to_move():
-                    self._told = None  # the copy elsewhere played on: it is made anew at the next exchange
-                    return False
-                if action not in self.game.legal_actions():
-                    self.fail(f"{self.names[self.game.to_act]}'s agent chose an illegal action "
-                              f"{action_to_str(action, self.rules)}")
-                    return False
-                self.steps = max(0, self.steps - 1)
-                self._apply(action)
-                revision = self.revision
-            return True
-
-    def fail(self, message: str) -> None:
-        """An agent failed: the game stops here with the message shown (nothing is lost)."""
-        with self.lock:
-            self.error = message
-            self._changed()
-
-    def _agent(self, seat: int) -> Agent:
-        agent = self._agents.get(seat)
-        if agent is None:
-            spec = self.specs[seat]
-            assert spec is not None
-            agent = self._agents[seat] = self.menu.build(spec, self.rules, (self.seed + seat) % 2**32)
-        return agent
-
-    def hint(self, seat: int | None, spec: str) -> dict[str, str]:
-        """What the agent ``spec`` (one of the menu's) would play for the person at ``seat`` now:
-        ``{"agent", "action"}``."""
-        try:
-            spec = self.menu.check(spec, self.rules)
-        except ValueError as e:
-            raise GameError(str(e)) from None
-        with self.lock:
-            if self.mode != "play":
-                raise conflict("a hint is for a person at the table")
-            self._check_running()
-            if self.game.to_act != seat:
-                raise conflict(f"it is not your turn: {self.public.names[self.game.to_act]} is to act")
-            observation = self.encoder.encode_turn(self.game.deal, self.table, self.game.scores)
-        with self._hint_lock:  # one hint at a time: an agent object thinks for one caller
-            agent = self._hint_agents.get(spec)
-            if agent is None:
-                if len(self._hint_agents) >= MAX_HINT_AGENTS:  # the oldest goes: a page cannot pile up agents
-                    del self._hint_agents[next(iter(self._hint_agents))]
-                agent = self._hint_agents[spec] = self.menu.build(spec, self.rules, self.seed % 2**32)
-            action = int(agent.act(observation))
-        return {"agent": spec, "action": self.table.to_str(action)}
 
     # -- what happened ---------------------------------------------------------------------------
     def _news(self, text: str, ends: str | None = None) -> None:
@@ -679,5 +445,4 @@ def _valid_history(history: Any, session: GameSession) -> bool:
     return True
 
 
-__all__ = ["LENGTHS", "MAX_NAME", "MAX_PACE", "MODES", "SESSION_FORMAT", "Exchange", "GameError", "GameSession",
-           "conflict", "new_token", "token_digest"]
+__all__ = ["LENGTHS", "MAX_PACE", "MODES", "SESSION_FORMAT", "GameSession"]

@@ -27,10 +27,13 @@ from typing import Any
 
 from five_hundred_env.records import replay
 from five_hundred_env.rules import PRESETS, Rules, make_rules
+from training.web.agent_moves import Exchange
+from training.web.errors import GameError
 from training.web.kept import keep_game
 from training.web.menu import AgentMenu
 from training.web.saver import Saver, private_folder, read_game, read_journal
-from training.web.session import MAX_PACE, Exchange, GameError, GameSession, new_token, token_digest
+from training.web.seats import new_token, token_digest
+from training.web.session import MAX_PACE, GameSession
 from training.web.thinkers import DEFAULT_NICE, AgentProcesses, check_nice
 
 log = logging.getLogger(__name__)

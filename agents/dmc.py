@@ -30,15 +30,8 @@ import torch
 from torch import nn
 
 from agents.base import Agent
-from agents.neural import (
-    ACTIVATIONS,
-    MAX_PARAMETERS,
-    SCORE_SCALE,
-    CheckpointError,
-    check_rules,
-    check_tensors_digest,
-    load_agent,
-)
+from agents.neural import ACTIVATIONS, MAX_PARAMETERS, SCORE_SCALE, load_agent
+from agents.weights_files import CheckpointError, check_rules, check_tensors_digest
 from five_hundred_env.rules import Rules, make_rules
 
 DMC_FORMAT = "five-hundred-dmc-v1"
@@ -167,7 +160,7 @@ def q_network_from(data: dict[str, Any], path: str | Path) -> QNetwork:
 
 def read_dmc_checkpoint(data: dict[str, Any], path: str | Path, rules: Rules | str | None) -> tuple[QNetwork, Rules]:
     """The network and rules of a loaded DMC checkpoint (its tensors checked against the digest
-    recorded when written: :func:`~agents.neural.check_tensors_digest`); ``rules`` (if given) checked
+    recorded when written: :func:`~agents.weights_files.check_tensors_digest`); ``rules`` (if given) checked
     against its preset."""
     check_tensors_digest(data, path)
     try:

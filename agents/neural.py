@@ -27,11 +27,8 @@ alone, in float16 by default, what ships in ``agents/pretrained/``).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
-import re
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,15 +39,17 @@ from torch import nn
 from torch.distributions import Categorical
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
+from agents.weights_files import (
+    CHECKPOINT_FORMAT,
+    POLICY_FORMAT,
+    CheckpointError,
+    check_rules,
+    check_tensors_digest,
+    check_weights,
+    torch_load_failure,
+)
 from five_hundred_env.engine import Deal
-from five_hundred_env.files import write_atomic
 from five_hundred_env.rules import Rules, make_rules
-
-CHECKPOINT_FORMAT = "five-hundred-ppo/1"
-"""The ``format`` entry of every checkpoint; bump it when the layout changes."""
-
-POLICY_FORMAT = "five-hundred-policy/1"
-"""The ``format`` entry of a *policy file* (:func:`agents.policy_files.export_policy`): the actor only, for playing."""
 
 MASK_VALUE = -1e8
 """The logit of an illegal action: far below any real logit, yet finite, so that softmax,
@@ -73,11 +72,6 @@ MAX_PARAMETERS = 300_000_000
 training config allows (8 layers of 4096) stays under it."""
 
 ACTIVATIONS = ("relu", "tanh")
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be used: corrupt, not ours, made for another preset, malformed
-    (wrong types, an impossible network) or holding non-finite weights."""
 
 
 class PolicyOnlyError(CheckpointError):
@@ -341,68 +335,6 @@ class NeuralAgent(Agent):
 
 # -- checkpoints -------------------------------------------------------------------------------
 
-TENSORS_DIGEST = "tensors_sha256"
-"""The entry of a checkpoint or policy file that holds :func:`tensors_digest` of its contents, as
-written; files written before it was recorded lack it (and are read unchecked)."""
-
-
-def tensors_digest(data: Any) -> str:
-    """The sha256 of every tensor in ``data`` (nested dicts, lists and tuples): each one's place,
-    dtype, shape and bytes, in a fixed order (dict keys sorted), whatever the order of the dicts or
-    the layout of torch's file. A flipped byte in any weight, optimiser moment or generator state
-    changes it; hashing is about as fast as reading the file."""
-    digest = hashlib.sha256()
-
-    def add(value: Any, place: str) -> None:
-        if isinstance(value, torch.Tensor):
-            tensor = value.detach().cpu().contiguous()
-            digest.update(f"{place}:{tensor.dtype}:{tuple(tensor.shape)};".encode())
-            digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
-        elif isinstance(value, Mapping):
-            for key in sorted(value, key=str):
-                add(value[key], f"{place}/{key}")
-        elif isinstance(value, list | tuple):
-            for index, item in enumerate(value):
-                add(item, f"{place}/{index}")
-
-    add(data, "")
-    return digest.hexdigest()
-
-
-def check_tensors_digest(data: Mapping[str, Any], path: str | Path) -> None:
-    """Refuse (:class:`CheckpointError`, one line naming ``path``) a loaded file whose tensors no
-    longer hash to the :data:`TENSORS_DIGEST` recorded when it was written; a file without one
-    (written before digests were recorded) passes."""
-    recorded = data.get(TENSORS_DIGEST)
-    if recorded is not None and recorded != tensors_digest(data):
-        raise CheckpointError(f"{path}: its tensors do not match the sha256 recorded when it was written (the file "
-                              "was damaged or edited since): restore it from a copy, or write it again")
-
-
-def write_weights_file(path: str | Path, data: dict[str, Any], tag: str | None = None) -> None:
-    """Write a checkpoint or policy file (``data``, with its ``format``) whole or not at all
-    (:func:`five_hundred_env.files.write_atomic`; ``tag`` names its temporary file), its
-    :data:`TENSORS_DIGEST` recorded, so that a crash mid-write never leaves a truncated file behind
-    and a byte changed later is caught on reading (:func:`check_tensors_digest`)."""
-    stamped = {**data, TENSORS_DIGEST: tensors_digest(data)}
-    write_atomic(path, lambda f: torch.save(stamped, f), tag)
-
-
-def save_checkpoint(path: str | Path, payload: dict[str, Any], tag: str | None = None) -> None:
-    """Write a checkpoint (``payload``; its ``format`` by default :data:`CHECKPOINT_FORMAT`) with
-    :func:`write_weights_file`."""
-    write_weights_file(path, {"format": CHECKPOINT_FORMAT, **payload}, tag)
-
-
-def torch_load_failure(error: Exception) -> str:
-    """One line for why ``torch.load(..., weights_only=True)`` failed: torch's weights-only refusal is
-    a long text with terminal colours and advice to allowlist code; its own diagnosis is the line
-    that names the culprit."""
-    lines = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()
-    why = next((ln.strip() for ln in lines if "WeightsUnpickler error" in ln), lines[0].strip() if lines else "")
-    return f"{type(error).__name__}: {why.split(' Please use ')[0]}"  # not torch's advice to allowlist the culprit
-
-
 def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[str, Any]:
     """Load a checkpoint or a policy file (:func:`agents.policy_files.export_policy`) with ``weights_only=True``
     (tensors and plain data only, never code) and check it: a missing file, a corrupt or foreign
@@ -438,25 +370,13 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
     if not isinstance(pool, list):
         raise CheckpointError(f"{path}: pool must be a list of state dicts, got {type(pool).__name__}")
     for name, state in [("model", data["model"]), *((f"pool[{i}]", state) for i, state in enumerate(pool))]:
-        _check_weights(state, f"{path}: {name}")
+        check_weights(state, f"{path}: {name}")
     if policy_only:
         data["model"] = {name: t.float() if t.is_floating_point() else t for name, t in data["model"].items()}
     data["policy_only"] = policy_only
     if rules is not None:
         check_rules(path, trained, make_rules(rules) if isinstance(rules, str) else rules)
     return data
-
-
-def check_rules(path: Path, trained: Rules, wanted: Rules) -> None:
-    """Refuse another preset; warn, naming them, about rule options other than the trained ones."""
-    if trained.preset != wanted.preset:
-        raise CheckpointError(f"{path} was trained for the {trained.preset!r} preset and cannot play {wanted.preset!r} "
-                              "(the observation and action spaces differ)")
-    differ = [f"{key}={value!r} (trained {getattr(trained, key)!r})" for key, value in wanted.to_dict().items()
-              if value != getattr(trained, key)]
-    if differ:
-        warnings.warn(f"{path} was trained with other rule options than these: {', '.join(differ)}; "
-                      "it will play, but was not trained for them", stacklevel=3)
 
 
 def _whole(value: Any, least: int) -> bool:
@@ -515,16 +435,6 @@ def parameter_count(spec: dict[str, Any]) -> int:
     critic = mlp([in_size + spec["critic_extra"], *spec["hidden_sizes"]], 1)
     phases = spec.get("phase_slice")
     return actor + critic + (spec["advice"] != "none") * (1 if phases is None else phases[1] - phases[0])
-
-
-def _check_weights(state: Any, where: str) -> None:
-    """Refuse a state dict that is not names to tensors, or holds a NaN or an infinity."""
-    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
-        raise CheckpointError(f"{where} is not a state dict (names to tensors)")
-    bad = [name for name, tensor in state.items() if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
-    if bad:
-        raise CheckpointError(f"{where} holds non-finite weights (NaN or inf) in {', '.join(bad)}: "
-                              "the training that wrote it diverged")
 
 
 def model_from_checkpoint(data: dict[str, Any], path: str | Path = "<checkpoint>") -> ActorCritic:

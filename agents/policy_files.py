@@ -15,15 +15,8 @@ from typing import Any
 
 import torch
 
-from agents.neural import (
-    POLICY_FORMAT,
-    ActorCritic,
-    advice_weights,
-    model_from_checkpoint,
-    read_checkpoint,
-    set_advice_weights,
-    write_weights_file,
-)
+from agents.neural import ActorCritic, advice_weights, model_from_checkpoint, read_checkpoint, set_advice_weights
+from agents.weights_files import POLICY_FORMAT, write_weights_file
 from five_hundred_env.files import check_output
 from five_hundred_env.rules import Rules
 

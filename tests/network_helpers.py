@@ -10,7 +10,8 @@ import torch
 
 import five_hundred_env
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
-from agents.neural import ActorCritic, central_size, save_checkpoint
+from agents.neural import ActorCritic, central_size
+from agents.weights_files import save_checkpoint
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import observation_layout
 from five_hundred_env.rules import make_rules

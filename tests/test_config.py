@@ -8,7 +8,8 @@ pytest.importorskip("pydantic")
 pytest.importorskip("yaml")
 
 from training.cli import main
-from training.settings.config import Config, ConfigError, config_from_dict, load_config, parse_override, save_config
+from training.settings.config import Config, ConfigError, config_from_dict, load_config, save_config
+from training.settings.overrides import parse_override
 
 
 def write(tmp_path, text: str, name: str = "run.yaml"):

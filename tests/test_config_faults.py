@@ -13,15 +13,8 @@ pytest.importorskip("yaml")
 
 from pydantic import BaseModel
 
-from training.settings.config import (
-    MAX_CONFIG_BYTES,
-    Config,
-    ConfigError,
-    config_from_dict,
-    load_config,
-    parse_override,
-    parse_rule_option,
-)
+from training.settings.config import MAX_CONFIG_BYTES, Config, ConfigError, config_from_dict, load_config
+from training.settings.overrides import parse_override, parse_rule_option
 from training.settings.yaml_loader import MAX_YAML_VALUES, YamlError, parse_yaml
 
 

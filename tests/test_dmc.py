@@ -18,8 +18,8 @@ from disk_helpers import disk_fills_up, needs_proc
 from network_helpers import flip_a_byte
 
 from agents.dmc import DMCAgent
-from agents.neural import CheckpointError
 from agents.registry import make_agent
+from agents.weights_files import CheckpointError
 from training.algorithms.dmc import Decisions, build_q_network, train_dmc
 from training.algorithms.warmstart import score_ci
 from training.evaluation.dmc_evaluation import evaluate

@@ -14,8 +14,9 @@ from network_helpers import Comparing, trained_like, write_checkpoint  # noqa: E
 import five_hundred_env  # noqa: E402
 from agents.ensemble import NEVER, ensemble_network  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
-from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint, save_checkpoint  # noqa: E402
+from agents.neural import ActorCritic, advice_weights, load_agent, read_checkpoint  # noqa: E402
 from agents.play import play_deal  # noqa: E402
+from agents.weights_files import save_checkpoint  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
 

@@ -22,7 +22,8 @@ yaml = pytest.importorskip("yaml")
 
 from network_helpers import flip_a_byte  # noqa: E402
 
-from agents.neural import TENSORS_DIGEST, ActorCritic, CheckpointError  # noqa: E402
+from agents.neural import ActorCritic  # noqa: E402
+from agents.weights_files import TENSORS_DIGEST, CheckpointError  # noqa: E402
 from training.algorithms import warmstart  # noqa: E402
 from training.algorithms.ppo import train  # noqa: E402
 from training.cli import main  # noqa: E402

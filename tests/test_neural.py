@@ -12,9 +12,7 @@ from network_helpers import flip_a_byte  # noqa: E402
 import five_hundred_env  # noqa: E402
 from agents.neural import (  # noqa: E402
     MAX_PARAMETERS,
-    TENSORS_DIGEST,
     ActorCritic,
-    CheckpointError,
     NeuralAgent,
     advice_weights,
     central_features,
@@ -23,10 +21,9 @@ from agents.neural import (  # noqa: E402
     load_agent,
     parameter_count,
     policy_input,
-    save_checkpoint,
     set_advice_weights,
-    tensors_digest,
 )
+from agents.weights_files import TENSORS_DIGEST, CheckpointError, save_checkpoint, tensors_digest  # noqa: E402
 from five_hundred_env import make_rules  # noqa: E402
 from five_hundred_env.rules import PRESETS as RULE_PRESETS  # noqa: E402
 

@@ -22,20 +22,17 @@ from agents import pretrained as pretrained_module  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.neural import (  # noqa: E402
     NEVER,
-    POLICY_FORMAT,
-    TENSORS_DIGEST,
     ActorCritic,
-    CheckpointError,
     NeuralAgent,
     PolicyOnlyError,
     load_agent,
     load_training_weights,
     read_checkpoint,
-    save_checkpoint,
 )
 from agents.play import play_deal  # noqa: E402
 from agents.policy_files import export_policy  # noqa: E402
 from agents.pretrained import available_presets, load_pretrained, pretrained_path  # noqa: E402
+from agents.weights_files import POLICY_FORMAT, TENSORS_DIGEST, CheckpointError, save_checkpoint  # noqa: E402
 from five_hundred_env.rules import PRESETS, Rules, make_rules  # noqa: E402
 from training.cli import main  # noqa: E402
 

@@ -222,7 +222,7 @@ def test_a_resumed_run_evaluates_against_the_same_start(tmp_path):
 def test_evaluating_against_the_start_leaves_the_training_generators_alone(tmp_path):
     """Loading start.pt builds a network (which draws from torch's generator): a resumed run must
     draw what the uninterrupted one drew, so the evaluation puts every generator back."""
-    from agents.neural import save_checkpoint
+    from agents.weights_files import save_checkpoint
     from training.algorithms.warmstart import evaluate_policy
 
     model = _network()

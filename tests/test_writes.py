@@ -186,7 +186,8 @@ def test_plot_to_a_bare_name_writes_name_png_and_says_so(tmp_path, capsys):
 @pytest.fixture
 def checkpoint(tmp_path):
     torch = pytest.importorskip("torch")
-    from agents.neural import ActorCritic, save_checkpoint
+    from agents.neural import ActorCritic
+    from agents.weights_files import save_checkpoint
     from five_hundred_env import make_rules
 
     def write(name: str = "final.pt", scale: dict[str, float] | None = None) -> Path:

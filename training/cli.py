@@ -424,7 +424,7 @@ def _run(argv: Sequence[str] | None) -> int:
     command: Callable[[argparse.Namespace], int] = args.func
     try:
         return command(args)
-    # ValueError covers training.settings.config.ConfigError and agents.neural.CheckpointError too
+    # ValueError covers training.settings.config.ConfigError and agents.weights_files.CheckpointError too
     except (ValueError, OSError, AgentUnavailableError, WorkerError, BotError) as e:
         print(f"five-hundred: error: {_error_text(e)}", file=sys.stderr)
         return 2

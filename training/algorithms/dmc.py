@@ -51,7 +51,7 @@ import yaml
 from torch import nn
 
 from agents.dmc import DMC_FORMAT, QNetwork
-from agents.neural import check_tensors_digest
+from agents.weights_files import check_tensors_digest
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
@@ -334,7 +334,7 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
     try:
         data = torch.load(run.latest, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a damaged file; an unsafe one, pages of text
-        from agents.neural import torch_load_failure
+        from agents.weights_files import torch_load_failure
 
         raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
     if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:

@@ -34,7 +34,8 @@ from typing import Any, NoReturn
 import numpy as np
 import torch
 
-from agents.neural import ActorCritic, CheckpointError, read_checkpoint, save_checkpoint
+from agents.neural import ActorCritic, read_checkpoint
+from agents.weights_files import CheckpointError, save_checkpoint
 from five_hundred_env.files import make_folder, write_atomic
 from five_hundred_env.rules import Rules
 from training.rollouts.selfplay import SnapshotPool

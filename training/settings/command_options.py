@@ -27,7 +27,7 @@ def check_workers(workers: int | None, ray_address: str | None) -> None:
 def rules_from_args(args: argparse.Namespace) -> Any:
     """The preset of --rules with every --option KEY=VALUE applied."""
     from five_hundred_env.rules import make_rules
-    from training.settings.config import parse_rule_option  # the one reader of rule-option text (configs use it too)
+    from training.settings.overrides import parse_rule_option  # the one reader of rule-option text (configs use it too)
 
     options = dict(parse_rule_option(item) for item in getattr(args, "option", None) or [])
     return make_rules(args.rules, **options)

@@ -28,7 +28,7 @@ from web_helpers import PersonClient, Waiting, creator_token
 
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
-from agents.pretrained import available_presets
+from agents.pretrained import available_presets, scratch_presets
 from five_hundred_env.actions import ActionTable, action_to_str, parse_action
 from five_hundred_env.cards import card_to_str, mask_to_cards, parse_card
 from five_hundred_env.engine import Deal, deal_to_cards
@@ -320,10 +320,24 @@ def test_info_lists_the_presets_and_agents(client):
         rules = make_rules(name)
         assert preset["players"] == rules.num_players and len(preset["side_of"]) == rules.num_players
     agents = {agent["name"]: agent for agent in info["agents"]}
-    assert {"heuristic", "pretrained", "pimc", "random"} <= set(agents)
+    assert {"heuristic", "pretrained", "scratch", "pimc", "random"} <= set(agents)
     assert set(agents["pretrained"]["presets"]) == set(available_presets())  # offered only where a network ships
+    assert set(agents["scratch"]["presets"]) == set(scratch_presets())
     worlds = next(o for o in agents["pimc"]["options"] if o["name"] == "worlds")
     assert (worlds["min"], worlds["max"]) == (1, MAX_WORLDS)
+
+
+def test_the_scratch_network_plays_every_decision_at_a_table(client):
+    """The network learned from a random start (issue 34) sits at the table like the others: a deal
+    with two scratch seats is played to its end, their bids, discards and cards their own."""
+    view = new_game(client, length="deal", agents=[None, "scratch", "heuristic", "scratch"])
+    assert view["seats"][1]["agent"] == "scratch"
+    while not (view["stopped"] or view["over"]):
+        view = wait_turn(client, view)
+        if view["legal"]:
+            view = client.post(f"/api/games/{view['id']}/action", json={"action": choose(view)}).json()
+    record = client.get(f"/api/games/{view['id']}/record").json()
+    assert record["kind"] == "deal" and replay(record).is_over
 
 
 def test_the_page_and_its_files_are_served(client):

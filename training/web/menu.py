@@ -3,8 +3,8 @@
 A page (or a saved game, or a hint) names an agent by a spec in the registry's syntax
 (docs/agents.md, "Agent specs"), but the server never hands that text to the registry: it reads it
 with its own grammar, ``NAME[:key=value,...][@KINDS]``, where ``NAME`` is one of the menu's
-choices (``random``, ``heuristic``, ``pretrained`` where the preset ships a network and torch is
-installed, ``pimc``), ``key`` one of that choice's options, each a number within its bounds
+choices (``random``, ``heuristic``, ``pretrained`` and ``scratch`` where the preset ships such a
+network and torch is installed, ``pimc``), ``key`` one of that choice's options, each a number within its bounds
 (:data:`MAX_WORLDS` worlds, :data:`MAX_SECONDS` seconds a decision), and ``KINDS`` decision kinds
 (``pretrained@play``); or one of the checkpoints named when the server started
 (``serve --agent-file PATH``), exactly as given. Anything else — another path, ``trusted:``,
@@ -33,7 +33,7 @@ from typing import Any
 
 from agents.base import DECISION_KINDS, Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
-from agents.pretrained import available_presets, pretrained_path, strongest_plain_agent
+from agents.pretrained import SCRATCH_DIR, available_presets, pretrained_path, scratch_presets, strongest_plain_agent
 from agents.search import PIMCAgent
 from agents.split import DecisionSplitAgent
 from five_hundred_env.rules import Rules
@@ -136,6 +136,20 @@ def _pretrained_unable(rules: Rules) -> str | None:
     return None
 
 
+def _scratch(rules: Rules, seed: int | None) -> Agent:
+    from agents.pretrained import load_scratch  # torch, only now
+
+    return with_network(shared_network("scratch", rules, lambda: load_scratch(rules)), rules, seed)
+
+
+def _scratch_unable(rules: Rules) -> str | None:
+    if rules.preset not in scratch_presets():
+        return f"no scratch network ships for {rules.preset} (those with one: {', '.join(scratch_presets())})"
+    if not torch_installed():
+        return "the scratch network needs torch: pip install -e '.[train,web]'"
+    return None
+
+
 def _pimc(rules: Rules, seed: int | None, worlds: int | None = None, seconds: float | None = None) -> Agent:
     base = _pretrained(rules, seed) if strongest_plain_agent(rules) == "pretrained" and torch_installed() else None
     options: dict[str, Any] = {"seconds": seconds, "base": base}
@@ -163,6 +177,10 @@ def _pretrained_version(rules: Rules) -> str:
     return f"{_package_version()} network {_file_digest(pretrained_path(rules.preset))}"
 
 
+def _scratch_version(rules: Rules) -> str:
+    return f"{_package_version()} network {_file_digest(SCRATCH_DIR.joinpath(f'{rules.preset}.pt'))}"
+
+
 def _pimc_version(rules: Rules) -> str:
     plain = strongest_plain_agent(rules) if torch_installed() else "heuristic"
     return f"{_package_version()} base {_pretrained_version(rules) if plain == 'pretrained' else 'heuristic'}"
@@ -172,6 +190,8 @@ BUILTIN_CHOICES = (
     Choice("heuristic", "the rule-based heuristic", _heuristic, version=_plain_version),
     Choice("pretrained", "the shipped network of the preset", _pretrained, unable=_pretrained_unable,
            version=_pretrained_version),
+    Choice("scratch", "the network learned from a random start, no heuristic in its training", _scratch,
+           unable=_scratch_unable, version=_scratch_version),
     Choice("pimc", "search over sampled deals (stronger, slower)", _pimc,
            options=(Option("worlds", int, 1, MAX_WORLDS, "deals sampled per card played (default 80)"),
                     Option("seconds", float, 0.01, MAX_SECONDS, "the most time a decision may take")),

@@ -62,11 +62,16 @@ def scratch_presets() -> list[str]:
                   if entry.name.endswith(SUFFIX) and entry.is_file())
 
 
+def scratch_path(preset: str) -> Traversable:
+    """The ``scratch`` network of ``preset`` (which may not exist: see :func:`scratch_presets`)."""
+    return SCRATCH_DIR.joinpath(f"{preset}{SUFFIX}")
+
+
 def load_scratch(rules: Rules | str, seed: int | None = None) -> Agent:
     """The ``scratch`` network of the rules' preset, greedy in its Q-values: it makes every decision
     itself (no heuristic, no search). A preset without one is a ``ValueError`` naming those that have one."""
     rules = make_rules(rules) if isinstance(rules, str) else rules
-    path = SCRATCH_DIR.joinpath(f"{rules.preset}{SUFFIX}")
+    path = scratch_path(rules.preset)
     if not path.is_file():
         have = scratch_presets()
         raise ValueError(f"no scratch network for the {rules.preset!r} preset: "

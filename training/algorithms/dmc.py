@@ -227,7 +227,7 @@ def dmc_update(model: QNetwork, optimizer: torch.optim.Optimizer, batch: dict[st
     n = len(batch["actions"])
     order = rng.permutation(n)
     losses, baseline_losses = [], []
-    parameters = [*model.parameters(), *(baseline.parameters() if baseline is not None else ())]
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]  # the Q-network's and the baseline's
     for start in range(0, n, tc.minibatch_size):
         mb = order[start:start + tc.minibatch_size]
         rows = torch.arange(len(mb))

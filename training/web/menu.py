@@ -26,6 +26,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import Any
 
 from agents.base import DECISION_KINDS, Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
-from agents.pretrained import SCRATCH_DIR, available_presets, pretrained_path, scratch_presets, strongest_plain_agent
+from agents.pretrained import available_presets, pretrained_path, scratch_path, scratch_presets, strongest_plain_agent
 from agents.search import PIMCAgent
 from agents.split import DecisionSplitAgent
 from five_hundred_env.rules import Rules
@@ -122,36 +123,28 @@ def _heuristic(rules: Rules, seed: int | None) -> Agent:
     return HeuristicAgent(rules, seed)
 
 
-def _pretrained(rules: Rules, seed: int | None) -> Agent:
-    from agents.pretrained import load_pretrained  # torch, only now
-
-    return with_network(shared_network("pretrained", rules, lambda: load_pretrained(rules)), rules, seed)
+_SHIPPED = {"pretrained": (available_presets, pretrained_path), "scratch": (scratch_presets, scratch_path)}
+"""The networks the package ships, by agent name: the presets that have one, and its file."""
 
 
-def _pretrained_unable(rules: Rules) -> str | None:
-    if rules.preset not in available_presets():
-        return f"no pretrained network ships for {rules.preset} (those with one: {', '.join(available_presets())})"
+def _shipped(name: str, rules: Rules, seed: int | None) -> Agent:
+    from agents.pretrained import load_pretrained, load_scratch  # torch, only now
+
+    load = {"pretrained": load_pretrained, "scratch": load_scratch}[name]
+    return with_network(shared_network(name, rules, lambda: load(rules)), rules, seed)
+
+
+def _shipped_unable(name: str, rules: Rules) -> str | None:
+    presets = _SHIPPED[name][0]()
+    if rules.preset not in presets:
+        return f"no {name} network ships for {rules.preset} (those with one: {', '.join(presets)})"
     if not torch_installed():
-        return "the pretrained networks need torch: pip install -e '.[train,web]'"
-    return None
-
-
-def _scratch(rules: Rules, seed: int | None) -> Agent:
-    from agents.pretrained import load_scratch  # torch, only now
-
-    return with_network(shared_network("scratch", rules, lambda: load_scratch(rules)), rules, seed)
-
-
-def _scratch_unable(rules: Rules) -> str | None:
-    if rules.preset not in scratch_presets():
-        return f"no scratch network ships for {rules.preset} (those with one: {', '.join(scratch_presets())})"
-    if not torch_installed():
-        return "the scratch network needs torch: pip install -e '.[train,web]'"
+        return f"the {name} networks need torch: pip install -e '.[train,web]'"
     return None
 
 
 def _pimc(rules: Rules, seed: int | None, worlds: int | None = None, seconds: float | None = None) -> Agent:
-    base = _pretrained(rules, seed) if strongest_plain_agent(rules) == "pretrained" and torch_installed() else None
+    base = _shipped("pretrained", rules, seed) if strongest_plain_agent(rules) == "pretrained" and torch_installed() else None
     options: dict[str, Any] = {"seconds": seconds, "base": base}
     if worlds is not None:
         options["worlds"] = worlds
@@ -173,25 +166,22 @@ def _file_digest(path: Any) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
-def _pretrained_version(rules: Rules) -> str:
-    return f"{_package_version()} network {_file_digest(pretrained_path(rules.preset))}"
-
-
-def _scratch_version(rules: Rules) -> str:
-    return f"{_package_version()} network {_file_digest(SCRATCH_DIR.joinpath(f'{rules.preset}.pt'))}"
+def _shipped_version(name: str, rules: Rules) -> str:
+    return f"{_package_version()} network {_file_digest(_SHIPPED[name][1](rules.preset))}"
 
 
 def _pimc_version(rules: Rules) -> str:
     plain = strongest_plain_agent(rules) if torch_installed() else "heuristic"
-    return f"{_package_version()} base {_pretrained_version(rules) if plain == 'pretrained' else 'heuristic'}"
+    return f"{_package_version()} base {_shipped_version('pretrained', rules) if plain == 'pretrained' else 'heuristic'}"
 
 
 BUILTIN_CHOICES = (
     Choice("heuristic", "the rule-based heuristic", _heuristic, version=_plain_version),
-    Choice("pretrained", "the shipped network of the preset", _pretrained, unable=_pretrained_unable,
-           version=_pretrained_version),
-    Choice("scratch", "the network learned from a random start, no heuristic in its training", _scratch,
-           unable=_scratch_unable, version=_scratch_version),
+    Choice("pretrained", "the shipped network of the preset", partial(_shipped, "pretrained"),
+           unable=partial(_shipped_unable, "pretrained"), version=partial(_shipped_version, "pretrained")),
+    Choice("scratch", "the network learned from a random start, no heuristic in its training",
+           partial(_shipped, "scratch"), unable=partial(_shipped_unable, "scratch"),
+           version=partial(_shipped_version, "scratch")),
     Choice("pimc", "search over sampled deals (stronger, slower)", _pimc,
            options=(Option("worlds", int, 1, MAX_WORLDS, "deals sampled per card played (default 80)"),
                     Option("seconds", float, 0.01, MAX_SECONDS, "the most time a decision may take")),

@@ -116,19 +116,21 @@ def test_cli_reports_config_errors(tmp_path, capsys):
     assert f"{path}: train.bogus: unknown key" in err
 
 
-@pytest.mark.parametrize("name", ["quickstart", "ppo_australian", "ppo_italian_3p", "ppo_french_46", "ppo_six_handed"])
-def test_shipped_configs_are_valid(name):
+@pytest.mark.parametrize(("name", "model"), [("quickstart", "DmcConfig"), ("ppo_australian", "Config"),
+                                           ("ppo_italian_3p", "Config"), ("ppo_french_46", "Config"),
+                                           ("ppo_six_handed", "Config"), ("distill_australian", "DistillConfig")])
+def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, model):
     from pathlib import Path
 
-    from training.settings.config import config_algorithm
-    from training.settings.dmc_config import DmcConfig
+    from training.settings.run_configs import load_training_config
 
     path = Path(__file__).parent.parent / "configs" / f"{name}.yaml"
-    config = load_config(path, model=DmcConfig) if config_algorithm(path) == "dmc" else load_config(path)
+    config = load_training_config(path)
+    assert type(config).__name__ == model
     assert config.logging.run_name == name
     assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
                                         "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46",
-                                        "ppo_six_handed": "six_handed"}[name]
+                                        "ppo_six_handed": "six_handed", "distill_australian": "australian"}[name]
 
 
 def test_an_empty_file_is_refused_not_run_at_full_length(tmp_path):
@@ -144,7 +146,7 @@ def test_a_folder_given_as_the_config_is_named_a_folder(tmp_path):
 def test_an_unknown_algorithm_names_both_and_says_got_once(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, "train:\n  algorithm: DMC\n"))
-    assert "'ppo' (PPO self-play) or 'dmc' (Deep Monte-Carlo), got 'DMC'" in str(caught.value)
+    assert "'dmc' (Deep Monte-Carlo) or 'distill' (search distillation), got 'DMC'" in str(caught.value)
     assert str(caught.value).count("got") == 1
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, "logging:\n  run_name: a/b\n"))

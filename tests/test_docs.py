@@ -191,15 +191,9 @@ def check_five_hundred(words: list[str]) -> None:
     command = words[0] if words else ""
     if command == "train":
         from training.cli import _take_valued_options
-        from training.settings.config import config_algorithm, load_config
+        from training.settings.run_configs import load_training_config
 
-        overrides = [w for w in _take_valued_options(args.overrides)[0] if not w.startswith("-")]
-        if config_algorithm(args.config, overrides) == "dmc":
-            from training.settings.dmc_config import DmcConfig
-
-            load_config(args.config, overrides, model=DmcConfig)
-        else:
-            load_config(args.config, overrides)
+        load_training_config(args.config, [w for w in _take_valued_options(args.overrides)[0] if not w.startswith("-")])
 
 
 def check_python_command(words: list[str]) -> None:

@@ -169,11 +169,13 @@ def _distributed_overrides(args: argparse.Namespace, values: dict[str, str]) -> 
 
 
 def _train(args: argparse.Namespace) -> int:
-    """Train an agent from a YAML config: PPO self-play (training.algorithms.ppo), or DMC
-    (training.algorithms.dmc) with train.algorithm: dmc."""
-    from training.algorithms.ppo import train
+    """Train an agent from a YAML config: PPO self-play (training.algorithms.ppo), DMC
+    (training.algorithms.dmc) with train.algorithm: dmc, or search distillation
+    (training.algorithms.distill) with train.algorithm: distill."""
     from training.records.runs import TrainingFault
-    from training.settings.config import config_algorithm, load_config  # torch is imported only by the commands that need it
+    from training.settings.distill_config import DistillConfig
+    from training.settings.dmc_config import DmcConfig
+    from training.settings.run_configs import load_training_config  # torch is imported only by the commands that need it
 
     # The overrides take the rest of the line (argparse cannot mix a list of positionals with
     # flags), so the options written after them are picked out here.
@@ -183,13 +185,13 @@ def _train(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown option(s) for train: {' '.join(unknown)}")
     overrides = [a for a in words if not a.startswith("-")] + _distributed_overrides(args, values)
-    if config_algorithm(args.config, overrides) == "dmc":  # Deep Monte-Carlo: its own config model and loop
-        from training.algorithms.dmc import train_dmc
-        from training.settings.dmc_config import DmcConfig
-
-        config, run = load_config(args.config, overrides, model=DmcConfig), train_dmc
+    config = load_training_config(args.config, overrides)
+    if isinstance(config, DmcConfig):  # Deep Monte-Carlo: its own config model and loop
+        from training.algorithms.dmc import train_dmc as run
+    elif isinstance(config, DistillConfig):  # search distillation: datasets, then fits
+        from training.algorithms.distill import train_distill as run
     else:
-        config, run = load_config(args.config, overrides), train
+        from training.algorithms.ppo import train as run
     try:
         run(config, resume=args.resume or "--resume" in flags, overwrite=args.overwrite or "--overwrite" in flags)
     except KeyboardInterrupt as e:  # train() has said in which phase, and whether --resume picks up

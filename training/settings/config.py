@@ -105,8 +105,9 @@ class TrainConfig(Section):
     @field_validator("algorithm", mode="before")
     @classmethod
     def _known_algorithm(cls, name: Any) -> Any:
-        if name != "ppo":  # "dmc" is routed to DMC's own config (config_algorithm) before this model sees it
-            raise ValueError(f"algorithm must be 'ppo' (PPO self-play) or 'dmc' (Deep Monte-Carlo), got {name!r}")
+        if name != "ppo":  # "dmc" and "distill" are routed to their own configs (config_algorithm) before this model sees it
+            raise ValueError(f"algorithm must be 'ppo' (PPO self-play), 'dmc' (Deep Monte-Carlo) or 'distill' (search "
+                             f"distillation), got {name!r}")
         return name
 
 

@@ -1,0 +1,186 @@
+"""Search distillation (training.algorithms.distill, configs/distill_australian.yaml): the datasets
+it plays once and reads again, the targets it fits, the run's resume, and a network that makes
+every decision itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("pyarrow")
+pytest.importorskip("torch")
+
+import torch
+
+import five_hundred_env
+from agents.base import DECISION_KINDS
+from agents.heuristic import agent as heuristic_agent
+from agents.heuristic import compiled as heuristic_compiled
+from agents.search import pimc
+from five_hundred_env.dataset import DatasetError
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import make_rules
+from training.algorithms.distill import chunk_folder, decision_kinds, search_targets, train_distill
+from training.settings.config import ConfigError, load_config
+from training.settings.distill_config import DistillConfig
+
+RECIPE = Path(__file__).parent.parent / "configs" / "distill_australian.yaml"
+
+
+def tiny(tmp_path: Path, *more: str) -> DistillConfig:
+    """The recipe made tiny: a few deals of each source, a small network, short evaluations."""
+    overrides = [f"data.dir={tmp_path / 'data'}", "data.imitation.deals=150", "data.imitation.chunk_deals=100",
+                 "data.search.agent=pimc:worlds=2", "data.search.deals=8", "data.search.chunk_deals=4",
+                 "network.hidden_sizes=[32]", "fit.imitation_decisions=3000", "fit.search_epochs=2",
+                 "fit.batch_size=256", "evaluation.deals=6", "evaluation.games=1", f"logging.dir={tmp_path / 'runs'}",
+                 "logging.run_name=tiny", "logging.tensorboard=false", *more]
+    return load_config(RECIPE, overrides, model=DistillConfig)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DistillConfig, list[str]]:
+    folder = tmp_path_factory.mktemp("distill")
+    config = tiny(folder)
+    lines: list[str] = []
+    train_distill(config, log=lines.append)
+    return folder, config, lines
+
+
+def test_the_recipe_names_the_search_and_chooses_on_games() -> None:
+    config = load_config(RECIPE, model=DistillConfig)
+    assert config.data.search.agent == "pimc" and config.data.imitation.agent == "heuristic"
+    assert config.evaluation.games > 0 and config.evaluation.opponent == "heuristic"
+    assert sorted(config.fit.kinds) == sorted(DECISION_KINDS)
+
+
+def test_a_run_plays_each_chunk_once_and_a_second_run_reads_them(tiny_run, tmp_path: Path) -> None:
+    folder, _, lines = tiny_run
+    chunks = sorted(p.name for p in (folder / "data").iterdir())
+    assert chunks == sorted(["australian-heuristic-uniform-s7-100", "australian-heuristic-uniform-s8-50",
+                             "australian-pimc_worlds=2-uniform-s1000-4", "australian-pimc_worlds=2-uniform-s1001-4"])
+    assert sum(line.startswith("played ") for line in lines) == 4
+    again: list[str] = []
+    train_distill(tiny(folder, "logging.run_name=again", "fit.search_epochs=1"), log=again.append)
+    assert not any(line.startswith("played ") for line in again)  # the chunks were there
+
+
+def test_a_chunk_of_another_agent_under_the_same_name_is_refused(tiny_run, tmp_path: Path) -> None:
+    import shutil
+
+    folder, config, _ = tiny_run
+    source, rules = config.data.search, make_rules("australian")
+    theirs = chunk_folder(folder / "data", rules, source, "uniform", source.seed, source.chunk_deals)
+    ours = chunk_folder(tmp_path / "data", rules, source, "uniform", source.seed, source.chunk_deals)
+    shutil.copytree(theirs, ours)
+    manifest = json.loads((ours / "manifest.json").read_text())
+    (ours / "manifest.json").write_text(json.dumps({**manifest, "agent": "heuristic"}))
+    with pytest.raises(DatasetError, match="other rules or agent"):
+        train_distill(tiny(tmp_path), log=lambda _: None)
+
+
+def test_the_final_network_is_the_stage_that_won_most_and_names_its_recipe(tiny_run) -> None:
+    folder, _, _ = tiny_run
+    run = folder / "runs" / "tiny"
+    report = json.loads((run / "final_eval.json").read_text())
+    stages = report["evaluations"]
+    assert [s["fit"] for s in stages] == ["imitation", "search", "search"]
+    best = max(stages, key=lambda s: (s["report"]["games"]["win_rate_a"], s["report"]["score_diff_per_deal"]["mean"]))
+    assert report["chosen_stage"] == best["stage"]
+    data = torch.load(run / "final.pt", weights_only=True)
+    assert data["provenance"]["config"]["data"]["search"]["agent"] == "pimc:worlds=2"
+    assert data["provenance"]["budget"]["decisions"] > 3000
+    assert data["model_spec"]["advice"] == "none"
+
+
+def test_a_stopped_run_resumes_to_the_same_network(tmp_path: Path, tiny_run) -> None:
+    folder, _, _ = tiny_run
+    whole = tiny(folder, "logging.run_name=whole", "evaluation.deals=0")
+    train_distill(whole, log=lambda _: None)
+    parts = tiny(folder, "logging.run_name=parts", "evaluation.deals=0")
+    stopped: list[str] = []
+    train_distill(parts, stop_after_stages=2, log=stopped.append)
+    assert any("continue with --resume" in line for line in stopped)
+    train_distill(parts, resume=True, log=lambda _: None)
+    a = torch.load(folder / "runs" / "whole" / "final.pt", weights_only=True)["model"]
+    b = torch.load(folder / "runs" / "parts" / "final.pt", weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_search_targets_put_the_soft_share_on_the_best_candidates_and_only_the_choice_elsewhere() -> None:
+    values = torch.full((2, 5), float("nan"))
+    values[0, 1], values[0, 3] = 10.0, 40.0  # a searched decision: candidates 1 and 3
+    batch = {"action": torch.tensor([1, 2]), "values": values}
+    target = search_targets(batch, 5, temperature=10.0, soft_weight=0.5)
+    assert torch.allclose(target.sum(1), torch.ones(2))
+    soft = torch.softmax(torch.tensor([10.0, 40.0]) / 10.0, 0)
+    assert torch.allclose(target[0, [1, 3]], 0.5 * soft + torch.tensor([0.5, 0.0]))
+    assert target[0, [0, 2, 4]].sum() == 0
+    assert target[1].tolist() == [0, 0, 1, 0, 0]  # not searched: the choice alone
+
+
+@pytest.mark.parametrize("preset", ["australian", "five_handed"])
+def test_decision_kinds_read_the_phase_of_each_observation(preset: str) -> None:
+    """§10.5's partner call is a discard-kind decision (the contractor's, after the kitty)."""
+    rules = make_rules(preset)
+    encoder = ObservationEncoder(rules)
+    env = five_hundred_env.env(rules=preset)
+    seen = set()
+    rng = np.random.default_rng(0)
+    for deal in range(6):
+        env.reset(seed=deal)
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            kind = DECISION_KINDS[int(decision_kinds(torch.from_numpy(obs["observation"][None]), rules)[0])]
+            phase = int(np.argmax(encoder.decode(obs["observation"])["phase"]))
+            expected = {0: "bid", 1: "discard", 2: "nominate", 3: "play", 5: "discard"}[phase]
+            assert kind == expected
+            seen.add(kind)
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert {"bid", "play"} <= seen
+
+
+def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_raise(
+        tiny_run, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.registry import make_agent
+
+    folder, _, _ = tiny_run
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("called at play")
+
+    for owner, name in [(heuristic_agent.HeuristicAgent, "act"), (heuristic_compiled.HeuristicPolicy, "act_batch"),
+                        (heuristic_compiled.HeuristicPolicy, "act_engine"), (heuristic_compiled, "play_out"),
+                        (pimc.PIMCAgent, "act")]:
+        monkeypatch.setattr(owner, name, forbidden)
+    agent = make_agent(str(folder / "runs" / "tiny" / "final.pt"), "australian", 0)
+    encoder = ObservationEncoder(make_rules("australian"))
+    env = five_hundred_env.env(rules="australian")
+    rng = np.random.default_rng(1)
+    kinds = set()
+    for deal in range(12):  # the network in seat 0, random play in the others (so that deals are played out)
+        env.reset(seed=deal)
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+            elif name == env.possible_agents[0]:
+                kinds.add(int(np.argmax(encoder.decode(obs["observation"])["phase"])))
+                env.step(agent.act(obs))
+            else:
+                env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert {0, 3} <= kinds  # it bid and played cards
+
+
+def test_configs_that_fit_nothing_or_mix_without_imitation_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nothing to fit"):
+        tiny(tmp_path, "fit.imitation_decisions=0", "fit.search_epochs=0")
+    with pytest.raises(ConfigError, match=r"fit\.mix adds imitation batches"):
+        tiny(tmp_path, "data.imitation.deals=0", "fit.mix=1")
+    assert tiny(tmp_path, "data.imitation.deals=0", "fit.mix=0").fit.mix == 0

@@ -1,0 +1,359 @@
+"""Search distillation: a network that makes every decision itself, fitted to datasets of play.
+
+``five-hundred train CONFIG.yaml [key.sub=value ...] [--resume]`` runs :func:`train_distill` when
+the config says ``train.algorithm: distill`` (``configs/distill_australian.yaml``); every setting
+comes from the config (:class:`training.settings.distill_config.DistillConfig`).
+
+Data
+    Two sources of deals, each played in every seat by one agent and written as dataset chunks
+    (``five-hundred dataset``'s format, docs/datasets.md) under ``data.dir``: ``data.imitation``
+    (a fast agent: the heuristic, thousands of deals a CPU-second) and ``data.search`` (the search,
+    ``pimc``, whose records hold every searched candidate's value). A chunk is played once and kept:
+    another run, a resumed one or a larger ``deals`` reads the chunks already there.
+
+The fits
+    The network (:class:`agents.neural.ActorCritic`, policy only, no advice input) first imitates
+    the fast agent's choices (cross-entropy over the masked logits) for ``fit.imitation_decisions``
+    decisions, then passes ``fit.search_epochs`` times over the search's decisions of
+    ``fit.kinds``: the target is ``soft_weight`` × softmax(value / ``temperature``) over the
+    searched candidates plus the rest on the search's own choice (a decision that was not searched,
+    its choice alone); forced decisions teach nothing and are left out. ``fit.mix`` imitation
+    batches join each search batch's loss, so the decisions the search's data covers thinly keep
+    what imitation taught.
+
+Choosing the network
+    After the imitation fit and after every search epoch the network plays
+    ``evaluation.opponent`` in duplicate (``evaluation.deals`` boards and ``evaluation.games``
+    games to 500); the one with the most games won (then points per deal) becomes ``final.pt``,
+    a policy file that every command loads (the game's result is the real reward: a network that
+    wins deals and not games is not the better one).
+
+Runs
+    The run folder and ``--resume``/``--overwrite`` are :mod:`training.records.runs`'; the log
+    rows (``distill_imitation``, ``distill_search``, ``distill_eval``) go through
+    :class:`training.records.runlog.RunLog`. ``latest.pt`` is written after each fit stage and
+    each search epoch; a resumed run goes on from the stage after it (a stage interrupted midway
+    is fitted again from its start, from the same state: the result is the same).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from torch.nn import functional
+
+from agents.base import DECISION_KINDS, KIND_OF_PHASE
+from agents.neural import ActorCritic, NeuralAgent
+from agents.policy_files import write_policy
+from five_hundred_env.actions import ActionTable
+from five_hundred_env.dataset import DatasetError, open_dataset
+from five_hundred_env.engine import Phase
+from five_hundred_env.observation import ObservationEncoder
+from five_hundred_env.rules import Rules
+from training.evaluation.evaluate import EvaluationReport, duplicate_match
+from training.records.runlog import RunLog
+from training.records.runs import CONFIG, RunFolder, open_run, save_checkpoint_file, stop_on_a_full_disk
+from training.rollouts.datasets import generate_dataset
+from training.rollouts.decision_dataset import DecisionDataset
+from training.settings.config import ConfigError
+from training.settings.distill_config import DatasetSource, DistillConfig
+from training.workers.threads import limit_threads
+
+Log = Callable[[str], None]
+DISTILL_FORMAT = "five-hundred-distill/1"
+"""The ``format`` of a distillation run's ``latest.pt``."""
+
+
+# -- the datasets --------------------------------------------------------------------------------
+
+def chunk_folder(data_dir: str | Path, rules: Rules, source: DatasetSource, starting_scores: str,
+                 seed: int, deals: int) -> Path:
+    """The folder of one chunk: its preset, agent, starting scores, seed and size in the name."""
+    agent = re.sub(r"[^A-Za-z0-9_.=-]+", "_", source.agent)
+    return Path(data_dir) / f"{rules.preset or 'custom'}-{agent}-{starting_scores}-s{seed}-{deals}"
+
+
+def ensure_chunks(config: DistillConfig, source: DatasetSource, rules: Rules, log: Log) -> list[Path]:
+    """Every chunk of ``source``: those already in ``data.dir`` (checked: the same rules and agent)
+    and the missing ones, played now."""
+    data = config.data
+    Path(data.dir).mkdir(parents=True, exist_ok=True)
+    folders = []
+    for seed, deals in source.chunks():
+        folder = chunk_folder(data.dir, rules, source, data.starting_scores, seed, deals)
+        if (folder / "manifest.json").exists():
+            found = open_dataset(folder, verify=False)
+            if found.rules != rules or found.agent != source.agent or found.deals != deals:
+                raise DatasetError(f"{folder} holds {found.deals} deals of {found.agent} under other rules or "
+                                   f"agent than this run's: move it away, or give another data.dir")
+        else:
+            start = time.time()
+            manifest = generate_dataset(source.agent, rules, deals, folder, seed=seed, workers=data.workers,
+                                        starting_scores=data.starting_scores)
+            log(f"played {folder}: {manifest['decisions']:,} decisions in {time.time() - start:.0f} s")
+        folders.append(folder)
+    return folders
+
+
+def _batches(folders: list[Path], batch_size: int, seed: int, epoch: int) -> Iterator[dict[str, torch.Tensor]]:
+    """One pass over the chunks' decisions: the chunks in an order of ``(seed, epoch)``, each
+    chunk's deals shuffled by the same."""
+    order = np.random.default_rng([seed, epoch]).permutation(len(folders))
+    for i in order:
+        data = DecisionDataset(folders[i], batch_size, shuffle=True, seed=seed, verify=False)
+        data.set_epoch(epoch)
+        yield from data
+
+
+def _endless(folders: list[Path], batch_size: int, seed: int) -> Iterator[dict[str, torch.Tensor]]:
+    epoch = 0
+    while True:
+        yield from _batches(folders, batch_size, seed, epoch)
+        epoch += 1
+
+
+# -- the fits ------------------------------------------------------------------------------------
+
+def build_policy(config: DistillConfig, rules: Rules) -> ActorCritic:
+    """The config's policy network, fresh (seeded by torch's global generator)."""
+    encoder = ObservationEncoder(rules)
+    return ActorCritic(encoder.size, len(ActionTable(rules)), config.network.hidden_sizes, config.network.activation,
+                       num_sides=rules.num_sides, scores_at=encoder.layout["scores"][0], policy_only=True)
+
+
+def decision_kinds(obs: torch.Tensor, rules: Rules) -> torch.Tensor:
+    """Each row's decision kind, as its index in :data:`agents.base.DECISION_KINDS` (read from the
+    observation's phase one-hot)."""
+    start, (width,) = ObservationEncoder(rules).layout["phase"]
+    phases = obs[:, start:start + width].float().argmax(1)  # the one-hot's order is the Phase values
+    kind_of = torch.tensor([DECISION_KINDS.index(KIND_OF_PHASE.get(Phase(p), "play")) for p in range(width)])
+    return kind_of[phases]
+
+
+def search_targets(batch: dict[str, torch.Tensor], num_actions: int, temperature: float,
+                   soft_weight: float) -> torch.Tensor:
+    """Each decision's target distribution: ``soft_weight`` on softmax(value / ``temperature``)
+    over its searched candidates and the rest on the action taken; only the action where nothing
+    was searched."""
+    target = functional.one_hot(batch["action"], num_actions).float()
+    values = batch.get("values")
+    if values is None or soft_weight == 0:
+        return target
+    searched = ~torch.isnan(values).all(1)
+    soft = torch.softmax(torch.nan_to_num(values, nan=-torch.inf).masked_fill(~searched[:, None], 0) / temperature, 1)
+    return torch.where(searched[:, None], soft_weight * soft + (1 - soft_weight) * target, target)
+
+
+def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    # Masked logits are -1e8 where the target is 0: clamp so that 0 × -1e8 stays finite.
+    per_row = -(target * torch.log_softmax(logits, 1).clamp_min(-1e4)).sum(1)
+    return (per_row * weight).sum() / weight.sum().clamp_min(1)
+
+
+@dataclass
+class DistillState:
+    """Everything ``latest.pt`` restores."""
+
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    stage: int = 0
+    """Stages done: 0 none, 1 the imitation fit, 1 + k the search's k-th epoch."""
+    decisions: int = 0
+    time_before: float = 0.0
+    start: float = field(default_factory=time.time)
+    best: dict[str, Any] | None = None
+    """The best network so far: ``state`` (its weights), ``stage`` and its evaluation's ``games`` and ``points``."""
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+
+    def elapsed(self) -> float:
+        return self.time_before + time.time() - self.start
+
+    def payload(self, rules: Rules, config: DistillConfig) -> dict[str, Any]:
+        return {"format": DISTILL_FORMAT, "rules": rules.to_dict(), "model_spec": self.model.spec(),
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "config": config.to_dict(), "best": self.best, "evaluations": self.evaluations,
+                "torch_rng": torch.get_rng_state(),
+                "counters": {"stage": self.stage, "global_step": self.decisions, "time_s": self.elapsed()}}
+
+
+def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iterator[dict[str, torch.Tensor]],
+             rules: Rules, config: DistillConfig, limit: int | None, mix: Iterator[dict[str, torch.Tensor]] | None,
+             search: bool) -> dict[str, float]:
+    """One fit over ``batches`` (at most ``limit`` decisions); returns the loss and the share of
+    the fitted decisions where the network's choice is the data's."""
+    fc = config.fit
+    kinds = torch.tensor([DECISION_KINDS.index(k) for k in fc.kinds])
+    num_actions = len(ActionTable(rules))
+    seen = agreed = 0
+    total_loss = 0.0
+    steps = 0
+    for batch in batches:
+        logits = model.masked_logits(batch["obs"], batch["mask"])
+        weight = (batch["mask"].sum(1) > 1).float()  # a forced decision teaches nothing
+        if search:
+            weight = weight * torch.isin(decision_kinds(batch["obs"], rules), kinds).float()
+            target = search_targets(batch, num_actions, fc.temperature, fc.soft_weight)
+        else:
+            target = functional.one_hot(batch["action"], num_actions).float()
+        loss = _cross_entropy(logits, target, weight)
+        for _ in range(fc.mix if mix is not None else 0):
+            extra = next(mix)
+            loss = loss + _cross_entropy(model.masked_logits(extra["obs"], extra["mask"]),
+                                         functional.one_hot(extra["action"], num_actions).float(),
+                                         torch.ones(len(extra["action"]))) / fc.mix
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+        total_loss += loss.item()
+        agreed += int(((logits.argmax(1) == batch["action"]).float() * weight).sum())
+        seen += int(weight.sum())
+        if limit is not None and seen >= limit:
+            break
+    return {"decisions": seen, "loss": total_loss / max(steps, 1), "agreement": agreed / max(seen, 1)}
+
+
+def _evaluate(model: ActorCritic, rules: Rules, config: DistillConfig, label: str) -> EvaluationReport:
+    agent = NeuralAgent(rules, model=model.eval())
+    agent.label = label
+    ev = config.evaluation
+    report = duplicate_match(rules, agent, ev.opponent, ev.deals, seed=ev.seed, games=ev.games)
+    model.train()
+    return report
+
+
+def _score(report: EvaluationReport) -> tuple[float, float]:
+    return (report.game_wins_a / report.games if report.games else 0.0, report.score_diff[0])
+
+
+def _resume(state: DistillState, run: RunFolder, config: DistillConfig, log: Log) -> None:
+    try:
+        data = torch.load(run.latest, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged file
+        from agents.weights_files import torch_load_failure
+
+        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
+    if not isinstance(data, dict) or data.get("format") != DISTILL_FORMAT:
+        raise ConfigError(f"--resume: {run.latest} is not a distillation run's checkpoint")
+    saved, now = data["config"], config.to_dict()
+    for section in ("rules", "network", "data", "fit"):
+        if saved.get(section) != now[section]:
+            raise ConfigError(f"cannot resume {run.latest}: its {section} section differs from this config's")
+    state.model.load_state_dict(data["model"])
+    state.optimizer.load_state_dict(data["optimizer"])
+    torch.set_rng_state(data["torch_rng"])
+    state.best, state.evaluations = data["best"], data["evaluations"]
+    c = data["counters"]
+    state.stage, state.decisions, state.time_before = int(c["stage"]), int(c["global_step"]), float(c["time_s"])
+    log(f"resumed {run.run_dir} after stage {state.stage} of {1 + config.fit.search_epochs}")
+
+
+@dataclass
+class DistillResult:
+    """What :func:`train_distill` returns."""
+
+    run_dir: Path
+    final_checkpoint: Path
+    evaluations: list[dict[str, Any]]
+
+
+def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool = False,
+                  stop_after_stages: int | None = None, log: Log = print) -> DistillResult:
+    """Fit the network as the config says (see the module docstring). ``resume`` continues from
+    the run's ``latest.pt``, ``overwrite`` starts it again; ``stop_after_stages`` stops after that
+    many stages of this session, as an interrupted run would."""
+    rules = config.to_rules()
+    limit_threads(config.torch_threads)
+    torch.use_deterministic_algorithms(config.deterministic)
+    random.seed(config.seed)
+    np.random.seed(config.seed % 2**32)
+    torch.manual_seed(config.seed)
+    fc = config.fit
+    model = build_policy(config, rules)
+    state = DistillState(model, torch.optim.Adam(model.parameters(), lr=fc.imitation_learning_rate))
+    run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
+    saved_config = run.run_dir / "config.yaml"
+    run.manifest.add(saved_config, CONFIG)
+    saved_config.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    if resume:
+        _resume(state, run, config, log)
+    runlog = RunLog(run, config.logging, state.decisions if resume else None, log)
+    imitating = bool(config.data.imitation.deals and fc.imitation_decisions)
+    imitation = ensure_chunks(config, config.data.imitation, rules, log) if config.data.imitation.deals else []
+    search = ensure_chunks(config, config.data.search, rules, log) if config.data.search.deals and fc.search_epochs else []
+    stages = [("imitation", 0)] * imitating + [("search", e) for e in range(fc.search_epochs if search else 0)]
+    evaluations = state.evaluations
+    done_now = 0
+    try:
+        for number, (stage, epoch) in enumerate(stages, start=1):
+            if number <= state.stage:
+                continue
+            if stop_after_stages is not None and done_now >= stop_after_stages:
+                log(f"stopped after stage {state.stage}; continue with --resume")
+                return DistillResult(run.run_dir, run.latest, evaluations)
+            lr = fc.imitation_learning_rate if stage == "imitation" else fc.search_learning_rate
+            for group in state.optimizer.param_groups:
+                group["lr"] = lr
+            start = time.time()
+            if stage == "imitation":
+                metrics = fit_pass(model, state.optimizer, _endless(imitation, fc.batch_size, config.seed), rules,
+                                   config, fc.imitation_decisions, None, search=False)
+            else:
+                mix = _endless(imitation, fc.batch_size, config.seed + 1 + epoch) if fc.mix and imitation else None
+                metrics = fit_pass(model, state.optimizer, _batches(search, fc.batch_size, config.seed, epoch), rules,
+                                   config, None, mix, search=True)
+            state.decisions += metrics["decisions"]
+            row = {"kind": f"distill_{stage}", "global_step": state.decisions, "time_s": state.elapsed(),
+                   "learning_rate": lr, "policy_loss": metrics["loss"], "imitation_agreement": metrics["agreement"],
+                   "steps_per_s": metrics["decisions"] / max(time.time() - start, 1e-9)}
+            runlog.write(row)
+            log(f"{stage}{'' if stage == 'imitation' else f' epoch {epoch + 1}'}: {metrics['decisions']:,} decisions, "
+                f"loss {metrics['loss']:.3f}, the data's choice in {metrics['agreement']:.1%}")
+            state.stage = number
+            if config.evaluation.deals:
+                report = _evaluate(model, rules, config, f"stage {number}")
+                games, points = _score(report)
+                mean, lo, hi, _ = report.score_diff
+                evaluations.append({"stage": number, "fit": stage, "epoch": epoch, "report": report.to_dict()})
+                runlog.write({"kind": "distill_eval", "global_step": state.decisions, "time_s": state.elapsed(),
+                              "eval_heuristic_mean": mean, "eval_heuristic_lo": lo, "eval_heuristic_hi": hi,
+                              "games_won": games})
+                log(f"  against {config.evaluation.opponent}: {mean:+.1f} [{lo:+.1f}, {hi:+.1f}] a deal, "
+                    f"{games:.1%} of {report.games} games")
+                if state.best is None or (games, points) > (state.best["games"], state.best["points"]):
+                    state.best = {"state": {k: v.clone() for k, v in model.state_dict().items()}, "stage": number,
+                                  "games": games, "points": points}
+            save_checkpoint_file(run, run.latest, state.payload(rules, config))
+            done_now += 1
+        final = run.run_dir / "final.pt"
+        if state.best is not None:
+            model.load_state_dict(state.best["state"])
+        run.manifest.add(final)
+        write_policy(model, rules, final, note=f"search distillation ({config.logging.run_name}), stage "
+                     f"{state.best['stage'] if state.best else state.stage}",
+                     origin={"source": "train.algorithm: distill", "config": config.to_dict(),
+                             "budget": {"decisions": state.decisions, "time_s": state.elapsed()}})
+        path = run.run_dir / "final_eval.json"
+        run.manifest.add(path)
+        path.write_text(json.dumps({"chosen_stage": state.best["stage"] if state.best else state.stage,
+                                    "evaluations": evaluations}, indent=2))
+    except OSError as e:
+        stop_on_a_full_disk(e, run, state.decisions)
+    finally:
+        runlog.close()
+    log(f"fitted {state.decisions:,} decisions in {state.elapsed():.0f} s; agent: {final}")
+    return DistillResult(run.run_dir, final, evaluations)
+
+
+__all__ = ["DISTILL_FORMAT", "DistillResult", "build_policy", "chunk_folder", "decision_kinds", "ensure_chunks",
+           "search_targets", "train_distill"]

@@ -36,7 +36,8 @@ def tiny(tmp_path: Path, *more: str) -> DistillConfig:
     overrides = [f"data.dir={tmp_path / 'data'}", "data.imitation.deals=150", "data.imitation.chunk_deals=100",
                  "data.search.agent=pimc:worlds=2", "data.search.deals=8", "data.search.chunk_deals=4",
                  "network.hidden_sizes=[32]", "fit.imitation_decisions=3000", "fit.search_epochs=2",
-                 "fit.batch_size=256", "evaluation.deals=6", "evaluation.games=1", f"logging.dir={tmp_path / 'runs'}",
+                 "fit.batch_size=256", "evaluation.deals=6", "evaluation.games=1", "evaluation.interval=1",
+                 f"logging.dir={tmp_path / 'runs'}",
                  "logging.run_name=tiny", "logging.tensorboard=false", *more]
     return load_config(RECIPE, overrides, model=DistillConfig)
 
@@ -94,6 +95,14 @@ def test_the_final_network_is_the_stage_that_won_most_and_names_its_recipe(tiny_
     assert data["provenance"]["config"]["data"]["search"]["agent"] == "pimc:worlds=2"
     assert data["provenance"]["budget"]["decisions"] > 3000
     assert data["model_spec"]["advice"] == "none"
+
+
+def test_evaluations_come_every_interval_epochs_and_after_the_last(tiny_run) -> None:
+    folder, _, _ = tiny_run
+    train_distill(tiny(folder, "logging.run_name=sparse", "fit.search_epochs=3", "evaluation.interval=2"),
+                  log=lambda _: None)
+    report = json.loads((folder / "runs" / "sparse" / "final_eval.json").read_text())
+    assert [(s["fit"], s["epoch"]) for s in report["evaluations"]] == [("imitation", 0), ("search", 1), ("search", 2)]
 
 
 def test_a_stopped_run_resumes_to_the_same_network(tmp_path: Path, tiny_run) -> None:

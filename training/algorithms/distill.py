@@ -22,7 +22,7 @@ The fits
     what imitation taught.
 
 Choosing the network
-    After the imitation fit and after every search epoch the network plays
+    After the imitation fit, every ``evaluation.interval`` search epochs and after the last the network plays
     ``evaluation.opponent`` in duplicate (``evaluation.deals`` boards and ``evaluation.games``
     games to 500); the one with the most games won (then points per deal) becomes ``final.pt``,
     a policy file that every command loads (the game's result is the real reward: a network that
@@ -320,7 +320,8 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
             log(f"{stage}{'' if stage == 'imitation' else f' epoch {epoch + 1}'}: {metrics['decisions']:,} decisions, "
                 f"loss {metrics['loss']:.3f}, the data's choice in {metrics['agreement']:.1%}")
             state.stage = number
-            if config.evaluation.deals:
+            due = stage == "imitation" or (epoch + 1) % config.evaluation.interval == 0 or number == len(stages)
+            if config.evaluation.deals and due:
                 report = _evaluate(model, rules, config, f"stage {number}")
                 games, points = _score(report)
                 mean, lo, hi, _ = report.score_diff

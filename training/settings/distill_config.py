@@ -78,8 +78,8 @@ class DistillFitConfig(Section):
     imitation_decisions: int = Field(8_000_000, ge=0, le=MAX_STEPS,
                                      description="decisions of the imitation fit (its dataset replayed as often as needed)")
     imitation_learning_rate: float = Field(1e-3, gt=0, le=1)
-    search_epochs: int = Field(3, ge=0, le=1000, description="passes over the search's dataset")
-    search_learning_rate: float = Field(3e-4, gt=0, le=1)
+    search_epochs: int = Field(6, ge=0, le=1000, description="passes over the search's dataset")
+    search_learning_rate: float = Field(2e-4, gt=0, le=1)
     temperature: float = Field(10.0, gt=0, le=1e4, description=(
         "points: where a decision was searched, the soft target is softmax(value / temperature) over its candidates"))
     soft_weight: float = Field(0.5, ge=0, le=1, description="the soft target's share; the rest is on the search's own choice")
@@ -91,11 +91,13 @@ class DistillFitConfig(Section):
 
 
 class DistillEvaluationConfig(Section):
-    """Duplicate evaluation against ``opponent`` after each fit stage: the network with the most
-    games won (then points per deal) becomes ``final.pt``."""
+    """Duplicate evaluation against ``opponent`` after the imitation fit, every ``interval`` search
+    epochs and after the last: the network with the most games won (then points per deal) becomes
+    ``final.pt``."""
 
     opponent: str = "heuristic"
-    deals: int = Field(1000, ge=0, le=MAX_DEALS, description="duplicate boards per evaluation; 0: the last network is final")
+    interval: int = Field(1, gt=0, le=1000, description="search epochs between evaluations (the last is always evaluated)")
+    deals: int = Field(2000, ge=0, le=MAX_DEALS, description="duplicate boards per evaluation; 0: the last network is final")
     games: int = Field(200, ge=0, le=MAX_DEALS, description="games to 500 per evaluation (what chooses the network)")
     seed: int = Field(12345, ge=0, le=MAX_SEED)
 

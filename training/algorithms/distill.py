@@ -186,11 +186,16 @@ class DistillState:
                 "counters": {"stage": self.stage, "global_step": self.decisions, "time_s": self.elapsed()}}
 
 
+PROGRESS_STEPS = 500
+"""Adam steps between progress lines (with ``logging.progress``)."""
+
+
 def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iterator[dict[str, torch.Tensor]],
              rules: Rules, config: DistillConfig, limit: int | None, mix: Iterator[dict[str, torch.Tensor]] | None,
-             search: bool) -> dict[str, float]:
+             search: bool, log: Log | None = None) -> dict[str, float]:
     """One fit over ``batches`` (at most ``limit`` decisions); returns the loss and the share of
-    the fitted decisions where the network's choice is the data's."""
+    the fitted decisions where the network's choice is the data's. ``log`` gets a progress line
+    every :data:`PROGRESS_STEPS` steps."""
     fc = config.fit
     kinds = torch.tensor([DECISION_KINDS.index(k) for k in fc.kinds])
     num_actions = len(ActionTable(rules))
@@ -218,6 +223,9 @@ def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iter
         total_loss += loss.item()
         agreed += int(((logits.argmax(1) == batch["action"]).float() * weight).sum())
         seen += int(weight.sum())
+        if log is not None and steps % PROGRESS_STEPS == 0:
+            log(f"  {seen:,} decisions{f' of {limit:,}' if limit else ''}: loss {total_loss / steps:.3f}, "
+                f"the data's choice in {agreed / max(seen, 1):.1%}")
         if limit is not None and seen >= limit:
             break
     return {"decisions": seen, "loss": total_loss / max(steps, 1), "agreement": agreed / max(seen, 1)}
@@ -291,6 +299,7 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
     imitating = bool(config.data.imitation.deals and fc.imitation_decisions)
     imitation = ensure_chunks(config, config.data.imitation, rules, log) if config.data.imitation.deals else []
     search = ensure_chunks(config, config.data.search, rules, log) if config.data.search.deals and fc.search_epochs else []
+    progress = log if config.logging.progress else None
     stages = [("imitation", 0)] * imitating + [("search", e) for e in range(fc.search_epochs if search else 0)]
     evaluations = state.evaluations
     done_now = 0
@@ -307,11 +316,11 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
             start = time.time()
             if stage == "imitation":
                 metrics = fit_pass(model, state.optimizer, _endless(imitation, fc.batch_size, config.seed), rules,
-                                   config, fc.imitation_decisions, None, search=False)
+                                   config, fc.imitation_decisions, None, search=False, log=progress)
             else:
                 mix = _endless(imitation, fc.batch_size, config.seed + 1 + epoch) if fc.mix and imitation else None
                 metrics = fit_pass(model, state.optimizer, _batches(search, fc.batch_size, config.seed, epoch), rules,
-                                   config, None, mix, search=True)
+                                   config, None, mix, search=True, log=progress)
             state.decisions += metrics["decisions"]
             row = {"kind": f"distill_{stage}", "global_step": state.decisions, "time_s": state.elapsed(),
                    "learning_rate": lr, "policy_loss": metrics["loss"], "imitation_agreement": metrics["agreement"],

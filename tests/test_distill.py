@@ -155,12 +155,9 @@ def test_decision_kinds_read_the_phase_of_each_observation(preset: str) -> None:
     assert {"bid", "play"} <= seen
 
 
-def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_raise(
-        tiny_run, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agents.registry import make_agent
-
-    folder, _, _ = tiny_run
-
+def forbid_the_heuristic_and_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry point of the heuristic (the Python agent, the compiled policy, its play-outs) and
+    the search's ``act`` raise from now on."""
     def forbidden(*args, **kwargs):
         raise AssertionError("called at play")
 
@@ -168,23 +165,49 @@ def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_r
                         (heuristic_compiled.HeuristicPolicy, "act_engine"), (heuristic_compiled, "play_out"),
                         (pimc.PIMCAgent, "act")]:
         monkeypatch.setattr(owner, name, forbidden)
-    agent = make_agent(str(folder / "runs" / "tiny" / "final.pt"), "australian", 0)
-    encoder = ObservationEncoder(make_rules("australian"))
-    env = five_hundred_env.env(rules="australian")
+
+
+def phases_played(spec: str, preset: str, deals: int, seats: set[int]) -> set[int]:
+    """The phases (the observation's one-hot index) in which ``spec`` decided, playing ``seats``
+    (random legal play in the others) over ``deals`` deals."""
+    from agents.registry import make_agent
+
+    agent = make_agent(spec, preset, 0)
+    encoder = ObservationEncoder(make_rules(preset))
+    env = five_hundred_env.env(rules=preset)
     rng = np.random.default_rng(1)
-    kinds = set()
-    for deal in range(12):  # the network in seat 0, random play in the others (so that deals are played out)
+    phases = set()
+    for deal in range(deals):
         env.reset(seed=deal)
         for name in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 env.step(None)
-            elif name == env.possible_agents[0]:
-                kinds.add(int(np.argmax(encoder.decode(obs["observation"])["phase"])))
+            elif env.possible_agents.index(name) in seats:
+                if obs["action_mask"].sum() > 1:
+                    phases.add(int(np.argmax(encoder.decode(obs["observation"])["phase"])))
                 env.step(agent.act(obs))
             else:
                 env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    assert {0, 3} <= kinds  # it bid and played cards
+    return phases
+
+
+def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_raise(
+        tiny_run, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, _, _ = tiny_run
+    forbid_the_heuristic_and_the_search(monkeypatch)
+    # the network in seat 0, random play in the others (so that deals are played out): it bid and played cards
+    assert {0, 3} <= phases_played(str(folder / "runs" / "tiny" / "final.pt"), "australian", 12, {0})
+
+
+def test_the_shipped_two_handed_network_makes_every_decision_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """§10's two-handed game ships a distilled network (configs/distill_two_handed.yaml): bids,
+    discards and card play, with the heuristic and the search made to raise."""
+    from agents.pretrained import load_pretrained
+
+    assert load_pretrained("two_handed", seed=0).model.advice == "none"  # no heuristic advice input
+    forbid_the_heuristic_and_the_search(monkeypatch)
+    assert {0, 1, 3} <= phases_played("pretrained", "two_handed", 16, {0, 1})
 
 
 def test_configs_that_fit_nothing_or_mix_without_imitation_are_refused(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from agent_helpers import FirstLegal, registered
 
+from five_hundred_env.rules import make_rules
 from training.cli import main
 from training.evaluation import league
 from training.evaluation.evaluate import duplicate_match
@@ -207,10 +208,14 @@ def test_a_new_shipped_network_is_a_new_agent_for_the_cache(tmp_path, monkeypatc
     (folder / "australian.pt").write_bytes(b"one")
     monkeypatch.setattr(agents.pretrained, "SCRATCH_DIR", folder)
     monkeypatch.setattr(agents.pretrained, "PRETRAINED_DIR", folder)
-    before = {spec: spec_identity(spec) for spec in ("scratch", "pretrained@play", "pimc:worlds=8")}
+    rules = make_rules("australian")
+    before = {spec: spec_identity(spec, rules) for spec in ("scratch", "pretrained@play", "pimc:worlds=8")}
     assert all(identity["files"] for identity in before.values())
+    (folder / "two_handed.pt").write_bytes(b"other")  # another preset's network: the same agents here
+    assert all(spec_identity(spec, rules) == identity for spec, identity in before.items())
+    assert spec_identity("pretrained") != spec_identity("pretrained", rules)  # without rules: every preset's
     (folder / "australian.pt").write_bytes(b"two")
-    assert all(spec_identity(spec) != identity for spec, identity in before.items())
+    assert all(spec_identity(spec, rules) != identity for spec, identity in before.items())
 
 
 @pytest.mark.parametrize(("agents", "words"), [

@@ -56,11 +56,12 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def spec_identity(spec: str) -> dict[str, Any]:
+def spec_identity(spec: str, rules: Rules | None = None) -> dict[str, Any]:
     """What an agent spec is, as far as a cache can tell: the spec, and the SHA-256 of each file
     it names (the spec itself as a path, an option's value, a ``cmd:`` bot's program and
     arguments) or plays with (a shipped network: ``pretrained``, ``scratch``, ``pimc``'s default
-    base), so that a retrained checkpoint, a new shipped network or an edited bot is a new agent."""
+    base; with ``rules``, only the network of their preset, else every preset's), so that a
+    retrained checkpoint, a new shipped network or an edited bot is a new agent."""
     if is_command_spec(spec):
         words = parse_command_spec(spec)[0]
     else:
@@ -71,20 +72,22 @@ def spec_identity(spec: str) -> dict[str, Any]:
         with contextlib.suppress(OSError):
             if path.is_file():
                 files[word] = _file_digest(path)
-        files.update(_shipped_networks(word.lower()))
+        files.update(_shipped_networks(word.lower(), None if rules is None else rules.preset))
     return {"spec": spec, "files": files}
 
 
-def _shipped_networks(name: str) -> dict[str, str]:
+def _shipped_networks(name: str, preset: str | None) -> dict[str, str]:
     """The SHA-256 of each network shipped in the package that the registered agent ``name`` plays
-    with (``pimc``: its default base, the pretrained networks), so that a new shipped network is a new agent."""
+    with (``pimc``: its default base, the pretrained networks) under ``preset`` (``None``: any), so
+    that a new shipped network of that preset is a new agent, and another preset's leaves it alone."""
     from agents.pretrained import PRETRAINED_DIR, SCRATCH_DIR, SUFFIX
 
     folder = {"pretrained": PRETRAINED_DIR, "pimc": PRETRAINED_DIR, "scratch": SCRATCH_DIR}.get(name)
     if folder is None or not folder.is_dir():
         return {}
     return {f"{name}/{entry.name}": hashlib.sha256(entry.read_bytes()).hexdigest()
-            for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(SUFFIX) and entry.is_file()}
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(SUFFIX) and entry.is_file() and preset in (None, entry.name[: -len(SUFFIX)])}
 
 
 # -- the cache ------------------------------------------------------------------------------------------------
@@ -360,7 +363,7 @@ def run_league(rules: Rules | str, agents: Sequence[str], deals: int, seed: int 
     started = time.monotonic()
     caches: dict[tuple[int, int], PairCache] = {}
     jobs: list[tuple[tuple[int, int], RangeJob]] = []
-    identities = [spec_identity(spec) for spec in specs]  # each checkpoint or bot hashed once
+    identities = [spec_identity(spec, rules) for spec in specs]  # each checkpoint or bot hashed once
     with _locked(cache):
         for first in range(len(specs)):
             for second in range(first + 1, len(specs)):

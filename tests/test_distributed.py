@@ -287,8 +287,10 @@ def test_a_failing_ray_task_is_named_and_not_retried(ray_address):
 
 def test_a_ray_task_that_kills_its_worker_is_retried(ray_address, tmp_path):
     jobs = [(str(tmp_path), i) for i in range(3)]
+    # Two retries, where one is needed: on a loaded machine Ray's replacement worker itself may
+    # fail to connect ("connection error code 2"), a second loss that is not the job's.
     assert run_jobs(worker_faults.exit_once_on_one, jobs, 1, timeout=120,
-                    backend=Backend("ray", ray_address, max_retries=1)) == [0, 1, 4]
+                    backend=Backend("ray", ray_address, max_retries=2)) == [0, 1, 4]
     assert (tmp_path / "died-once").exists()  # it did die once
 
 

@@ -48,7 +48,9 @@ from agents.weights_files import (
     check_weights,
     torch_load_failure,
 )
+from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
+from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 
 MASK_VALUE = -1e8
@@ -142,6 +144,15 @@ class ActorCritic(nn.Module):
         if advice != "none":
             shape = () if phase_slice is None else (self.phase_slice.stop - self.phase_slice.start,)
             self.advice_weight = nn.Parameter(torch.full(shape, float(advice_weight)))
+
+    @classmethod
+    def for_rules(cls, rules: Rules, hidden_sizes: list[int], activation: str = "relu", **options: Any) -> ActorCritic:
+        """A fresh network for ``rules``: the observation's size, one logit per action of its
+        action table, its sides and where the observation's scores lie taken from the rules;
+        ``options`` are the constructor's others (``advice``, ``critic_extra``, ``policy_only``, …)."""
+        encoder = ObservationEncoder(rules)
+        return cls(encoder.size, len(ActionTable(rules)), hidden_sizes, activation, num_sides=rules.num_sides,
+                   scores_at=encoder.layout["scores"][0], **options)
 
     def spec(self) -> dict[str, Any]:
         return dict(self._spec)

@@ -18,8 +18,6 @@ import torch
 from torch.utils.data import DataLoader
 
 from agents.neural import ActorCritic, NeuralAgent
-from five_hundred_env.actions import ActionTable
-from five_hundred_env.observation import ObservationEncoder
 from training.evaluation.evaluate import EvaluationReport, duplicate_match
 from training.rollouts.decision_dataset import DecisionDataset
 from training.workers.threads import limit_threads
@@ -29,9 +27,7 @@ def clone(data: DecisionDataset, epochs: int, hidden: int, lr: float, seed: int)
     """A policy network trained by cross-entropy on the dataset's actions; returns it and the
     share of the last epoch's decisions where its greedy choice was the dataset's."""
     torch.manual_seed(seed)
-    encoder = ObservationEncoder(data.rules)
-    model = ActorCritic(encoder.size, len(ActionTable(data.rules)), [hidden, hidden], num_sides=data.rules.num_sides,
-                        scores_at=encoder.layout["scores"][0], policy_only=True)
+    model = ActorCritic.for_rules(data.rules, [hidden, hidden], policy_only=True)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     accuracy = 0.0
     for epoch in range(epochs):

@@ -38,6 +38,7 @@ Runs
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -53,19 +54,26 @@ import yaml
 from torch.nn import functional
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
-from agents.neural import ActorCritic, NeuralAgent
+from agents.neural import ActorCritic
 from agents.policy_files import write_policy
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.dataset import DatasetError, open_dataset
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
-from training.evaluation.evaluate import EvaluationReport, duplicate_match
+from training.evaluation.evaluate import EvaluationReport
+from training.evaluation.policy_evaluation import evaluate_policy
 from training.records.runlog import RunLog
-from training.records.runs import CONFIG, RunFolder, open_run, save_checkpoint_file, stop_on_a_full_disk
+from training.records.runs import (
+    CONFIG,
+    RunFolder,
+    open_run,
+    read_resume_checkpoint,
+    save_checkpoint_file,
+    stop_on_a_full_disk,
+)
 from training.rollouts.datasets import generate_dataset
 from training.rollouts.decision_dataset import DecisionDataset
-from training.settings.config import ConfigError
 from training.settings.distill_config import DatasetSource, DistillConfig
 from training.workers.threads import limit_threads
 
@@ -126,18 +134,23 @@ def _endless(folders: list[Path], batch_size: int, seed: int) -> Iterator[dict[s
 
 def build_policy(config: DistillConfig, rules: Rules) -> ActorCritic:
     """The config's policy network, fresh (seeded by torch's global generator)."""
-    encoder = ObservationEncoder(rules)
-    return ActorCritic(encoder.size, len(ActionTable(rules)), config.network.hidden_sizes, config.network.activation,
-                       num_sides=rules.num_sides, scores_at=encoder.layout["scores"][0], policy_only=True)
+    return ActorCritic.for_rules(rules, config.network.hidden_sizes, config.network.activation, policy_only=True)
+
+
+@functools.cache
+def _kind_of_phase(rules: Rules) -> tuple[slice, torch.Tensor]:
+    """Where the observation's phase one-hot lies, and the index in :data:`DECISION_KINDS` of each
+    of its phases (in the order of the Phase values)."""
+    start, stop = ObservationEncoder(rules).phase_slice()
+    kinds = [DECISION_KINDS.index(KIND_OF_PHASE.get(Phase(p), "play")) for p in range(stop - start)]
+    return slice(start, stop), torch.tensor(kinds)
 
 
 def decision_kinds(obs: torch.Tensor, rules: Rules) -> torch.Tensor:
     """Each row's decision kind, as its index in :data:`agents.base.DECISION_KINDS` (read from the
     observation's phase one-hot)."""
-    start, (width,) = ObservationEncoder(rules).layout["phase"]
-    phases = obs[:, start:start + width].float().argmax(1)  # the one-hot's order is the Phase values
-    kind_of = torch.tensor([DECISION_KINDS.index(KIND_OF_PHASE.get(Phase(p), "play")) for p in range(width)])
-    return kind_of[phases]
+    phase, kind_of = _kind_of_phase(rules)
+    return kind_of[obs[:, phase].float().argmax(1)]
 
 
 def search_targets(batch: dict[str, torch.Tensor], num_actions: int, temperature: float,
@@ -232,12 +245,8 @@ def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iter
 
 
 def _evaluate(model: ActorCritic, rules: Rules, config: DistillConfig, label: str) -> EvaluationReport:
-    agent = NeuralAgent(rules, model=model.eval())
-    agent.label = label
     ev = config.evaluation
-    report = duplicate_match(rules, agent, ev.opponent, ev.deals, seed=ev.seed, games=ev.games)
-    model.train()
-    return report
+    return evaluate_policy(model, rules, ev.opponent, ev.deals, ev.seed, label=label, games=ev.games)
 
 
 def _score(report: EvaluationReport) -> tuple[float, float]:
@@ -245,18 +254,8 @@ def _score(report: EvaluationReport) -> tuple[float, float]:
 
 
 def _resume(state: DistillState, run: RunFolder, config: DistillConfig, log: Log) -> None:
-    try:
-        data = torch.load(run.latest, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged file
-        from agents.weights_files import torch_load_failure
-
-        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
-    if not isinstance(data, dict) or data.get("format") != DISTILL_FORMAT:
-        raise ConfigError(f"--resume: {run.latest} is not a distillation run's checkpoint")
-    saved, now = data["config"], config.to_dict()
-    for section in ("rules", "network", "data", "fit"):
-        if saved.get(section) != now[section]:
-            raise ConfigError(f"cannot resume {run.latest}: its {section} section differs from this config's")
+    data = read_resume_checkpoint(run, DISTILL_FORMAT, "a distillation run's checkpoint", config.to_dict(),
+                                  ("rules", "network", "data", "fit"))
     state.model.load_state_dict(data["model"])
     state.optimizer.load_state_dict(data["optimizer"])
     torch.set_rng_state(data["torch_rng"])

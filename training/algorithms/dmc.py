@@ -51,7 +51,6 @@ import yaml
 from torch import nn
 
 from agents.dmc import DMC_FORMAT, QNetwork
-from agents.weights_files import check_tensors_digest
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
@@ -67,6 +66,7 @@ from training.records.runs import (
     RunFolder,
     non_finite_tensors,
     open_run,
+    read_resume_checkpoint,
     restore_rng_states,
     rng_states,
     save_checkpoint_file,
@@ -331,20 +331,8 @@ def build_baseline(config: DmcConfig, rules: Rules) -> QNetwork | None:
 
 
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
-    try:
-        data = torch.load(run.latest, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a damaged file; an unsafe one, pages of text
-        from agents.weights_files import torch_load_failure
-
-        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
-    if not isinstance(data, dict) or data.get("format") != DMC_FORMAT or "optimizer" not in data:
-        raise ConfigError(f"--resume: {run.latest} is not a DMC training checkpoint (a PPO run's, or a final.pt?)")
-    check_tensors_digest(data, run.latest)
-    saved, now = data["config"], config.to_dict()
-    for section in ("rules", "network"):
-        if saved.get(section) != now[section]:
-            raise ConfigError(f"cannot resume {run.latest}: its {section} section differs from this config's "
-                              f"({saved.get(section)} vs {now[section]})")
+    data = read_resume_checkpoint(run, DMC_FORMAT, "a DMC training checkpoint (a PPO run's, or a final.pt?)",
+                                  config.to_dict(), ("rules", "network"))
     state.model.load_state_dict(data["model"])
     if state.baseline is not None:
         if "baseline" not in data:

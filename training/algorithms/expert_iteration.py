@@ -42,7 +42,6 @@ from pydantic import Field, model_validator
 
 from agents.neural import ActorCritic, central_size, load_training_weights, read_checkpoint
 from agents.weights_files import CheckpointError
-from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.algorithms.exit_fit import fit, selection_bound
@@ -165,12 +164,10 @@ def load_exit_config(path: str | Path, overrides: Iterable[str] = ()) -> ExitCon
 def build_model(config: ExitConfig, rules: Rules) -> ActorCritic:
     """The config's network, fresh (seeded by torch's global generator)."""
     nc = config.network
-    encoder = ObservationEncoder(rules)
-    return ActorCritic(encoder.size, len(ActionTable(rules)), nc.hidden_sizes, nc.activation,
-                       critic_extra=central_size(rules) if nc.critic == "central" else 0,
-                       num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
-                       scores_at=encoder.layout["scores"][0],
-                       phase_slice=encoder.phase_slice() if nc.advice_per_kind else None)
+    return ActorCritic.for_rules(rules, nc.hidden_sizes, nc.activation,
+                                 critic_extra=central_size(rules) if nc.critic == "central" else 0,
+                                 advice=nc.advice, advice_weight=nc.advice_weight,
+                                 phase_slice=ObservationEncoder(rules).phase_slice() if nc.advice_per_kind else None)
 
 
 def _payload(model: ActorCritic, rules: Rules, config: ExitConfig, iteration: int, time_s: float) -> dict[str, Any]:

@@ -38,9 +38,9 @@ import numpy as np
 import torch
 from torch import nn
 
-import five_hundred_env
 from agents.neural import ActorCritic, central_size
 from agents.registry import make_agent
+from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.algorithms.warmstart import (
     START,
@@ -207,15 +207,12 @@ def _torch_device(config: Config) -> torch.device:
 
 def _initial_state(config: Config, rules: Rules, device: torch.device) -> TrainingState:
     """A new network (seeded by torch's generator), its optimiser, an empty pool, the trainer's generator."""
-    probe = five_hundred_env.env(rules=rules)
-    obs_size = int(probe.unwrapped.encoder.size)
-    num_actions = int(probe.action_space(probe.possible_agents[0]).n)  # a numpy int: checkpoints hold plain ints
     nc = config.network
-    model = ActorCritic(obs_size, num_actions, nc.hidden_sizes, nc.activation,
-                        critic_extra=central_size(rules) if nc.critic == "central" else 0,
-                        num_sides=rules.num_sides, advice=nc.advice, advice_weight=nc.advice_weight,
-                        scores_at=probe.unwrapped.encoder.layout["scores"][0],
-                        phase_slice=probe.unwrapped.encoder.phase_slice() if nc.advice_per_kind else None).to(device)
+    model = ActorCritic.for_rules(rules, nc.hidden_sizes, nc.activation,
+                                  critic_extra=central_size(rules) if nc.critic == "central" else 0,
+                                  advice=nc.advice, advice_weight=nc.advice_weight,
+                                  phase_slice=ObservationEncoder(rules).phase_slice() if nc.advice_per_kind else None
+                                  ).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, eps=config.train.adam_eps)
     rng = np.random.default_rng(config.seed)  # every draw of the trainer (deals, opponents, minibatches)
     return TrainingState(model, optimizer, SnapshotPool(model, config.opponents.pool_size), rng)

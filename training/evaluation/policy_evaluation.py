@@ -20,9 +20,10 @@ START, START_NAME = "start", "start.pt"
 
 
 def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: int, label: str | None = None,
-                    start: Path | None = None) -> Any:
+                    start: Path | None = None, games: int = 0) -> Any:
     """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B):
-    an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint."""
+    an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint; ``games``
+    games to 500 besides the ``deals`` boards."""
     from training.evaluation.evaluate import duplicate_match
 
     with preserved_rng(), torch.inference_mode():  # building a network draws from torch's generator
@@ -30,7 +31,7 @@ def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: i
         agent = NeuralAgent(rules, seed, model=model, greedy=True)
         if label:
             agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
-        report = duplicate_match(rules, agent, other, deals, seed=seed)
+        report = duplicate_match(rules, agent, other, deals, seed=seed, games=games)
     model.train()
     return report
 

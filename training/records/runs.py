@@ -35,11 +35,11 @@ import numpy as np
 import torch
 
 from agents.neural import ActorCritic, read_checkpoint
-from agents.weights_files import CheckpointError, save_checkpoint
+from agents.weights_files import CheckpointError, check_tensors_digest, save_checkpoint, torch_load_failure
 from five_hundred_env.files import make_folder, write_atomic
 from five_hundred_env.rules import Rules
 from training.rollouts.selfplay import SnapshotPool
-from training.settings.config import Config
+from training.settings.config import Config, ConfigError
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = "five-hundred-run/1"
@@ -326,6 +326,26 @@ class TrainingState:
         self.time_before = float(c.get("time_s", 0.0))
         # Checkpoints from before warm starts were tracked were written once they were all done.
         self.warm_starts_done = list(c.get("warm_starts_done", ["imitation", "rollouts", "warm_start_eval"]))
+
+
+def read_resume_checkpoint(run: RunFolder, checkpoint_format: str, what: str, config: dict[str, Any],
+                           sections: tuple[str, ...]) -> dict[str, Any]:
+    """The run's ``latest.pt`` for ``--resume``: readable, of ``checkpoint_format`` with its optimiser
+    (else "not ``what``"), its tensors matching their digest, and the config ``sections`` it was
+    written under equal to ``config``'s (a :class:`ConfigError` naming the first that differs)."""
+    try:
+        data = torch.load(run.latest, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a damaged file; an unsafe one, pages of text
+        raise ConfigError(f"--resume: {run.latest} is not a readable checkpoint ({torch_load_failure(e)})") from None
+    if not isinstance(data, dict) or data.get("format") != checkpoint_format or "optimizer" not in data:
+        raise ConfigError(f"--resume: {run.latest} is not {what}")
+    check_tensors_digest(data, run.latest)
+    saved = data["config"]
+    for section in sections:
+        if saved.get(section) != config[section]:
+            raise ConfigError(f"cannot resume {run.latest}: its {section} section differs from this config's "
+                              f"({saved.get(section)} vs {config[section]})")
+    return data
 
 
 def non_finite_tensors(tensors: dict[str, torch.Tensor]) -> list[str]:

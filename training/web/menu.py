@@ -34,7 +34,15 @@ from typing import Any
 
 from agents.base import DECISION_KINDS, Agent, RandomAgent, parse_kinds
 from agents.heuristic import HeuristicAgent
-from agents.pretrained import available_presets, pretrained_path, scratch_path, scratch_presets, strongest_plain_agent
+from agents.pretrained import (
+    available_presets,
+    load_pretrained,
+    load_scratch,
+    pretrained_path,
+    scratch_path,
+    scratch_presets,
+    strongest_plain_agent,
+)
 from agents.search import PIMCAgent
 from agents.split import DecisionSplitAgent
 from five_hundred_env.rules import Rules
@@ -123,14 +131,14 @@ def _heuristic(rules: Rules, seed: int | None) -> Agent:
     return HeuristicAgent(rules, seed)
 
 
-_SHIPPED = {"pretrained": (available_presets, pretrained_path), "scratch": (scratch_presets, scratch_path)}
-"""The networks the package ships, by agent name: the presets that have one, and its file."""
+_SHIPPED = {"pretrained": (available_presets, pretrained_path, load_pretrained),
+            "scratch": (scratch_presets, scratch_path, load_scratch)}
+"""The networks the package ships, by agent name: the presets that have one, its file, its loader
+(which imports torch only when it loads)."""
 
 
 def _shipped(name: str, rules: Rules, seed: int | None) -> Agent:
-    from agents.pretrained import load_pretrained, load_scratch  # torch, only now
-
-    load = {"pretrained": load_pretrained, "scratch": load_scratch}[name]
+    load = _SHIPPED[name][2]
     return with_network(shared_network(name, rules, lambda: load(rules)), rules, seed)
 
 

@@ -57,8 +57,9 @@ from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.neural import ActorCritic
 from agents.policy_files import write_policy
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.dataset import DatasetError, open_dataset
+from five_hundred_env.dataset import MANIFEST, DatasetError, open_dataset
 from five_hundred_env.engine import Phase
+from five_hundred_env.files import make_folder
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.evaluation.evaluate import EvaluationReport
@@ -95,11 +96,11 @@ def ensure_chunks(config: DistillConfig, source: DatasetSource, rules: Rules, lo
     """Every chunk of ``source``: those already in ``data.dir`` (checked: the same rules and agent)
     and the missing ones, played now."""
     data = config.data
-    Path(data.dir).mkdir(parents=True, exist_ok=True)
+    make_folder(data.dir, "data.dir")  # the one missing folder a command may create (five_hundred_env.files)
     folders = []
     for seed, deals in source.chunks():
         folder = chunk_folder(data.dir, rules, source, data.starting_scores, seed, deals)
-        if (folder / "manifest.json").exists():
+        if (folder / MANIFEST).exists():
             found = open_dataset(folder, verify=False)
             if found.rules != rules or found.agent != source.agent or found.deals != deals:
                 raise DatasetError(f"{folder} holds {found.deals} deals of {found.agent} under other rules or "

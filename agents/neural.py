@@ -8,7 +8,7 @@ same masking happens when the update recomputes log-probabilities, so the policy
 is the policy that acted.
 
 The critic reads the same observation and, with ``critic_extra > 0`` (a *centralised* critic),
-the hidden cards too (see :func:`central_features`): it is used only in training, never to act.
+the hidden cards too (see :func:`agents.central.central_features`): it is used only in training, never to act.
 
 With ``advice="heuristic"`` the network learns a *residual* over the heuristic agent (residual
 policy learning): :func:`policy_input` appends the heuristic's choice, as a one-hot over the
@@ -49,7 +49,6 @@ from agents.weights_files import (
     torch_load_failure,
 )
 from five_hundred_env.actions import ActionTable
-from five_hundred_env.engine import Deal
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 
@@ -216,10 +215,22 @@ class HeuristicAdviser:
         from agents.heuristic import HeuristicAgent  # only networks that take advice need it
 
         self.agent = HeuristicAgent(rules, seed=0)
+        self._batch: Any = None  # the batch heuristic, built on the first batch
 
     def __call__(self, observation: dict[str, Any]) -> np.ndarray:
         onehot = np.zeros(len(observation["action_mask"]), dtype=np.int8)
         onehot[self.agent.act(observation)] = 1
+        return onehot
+
+    def batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The one-hot advice of every row of a batch (:func:`agents.heuristic.batch_heuristic`:
+        the compiled heuristic, one call for the batch, where numba is installed)."""
+        if self._batch is None:
+            from agents.heuristic import batch_heuristic
+
+            self._batch = batch_heuristic(self.agent.rules)
+        onehot = np.zeros(masks.shape, dtype=np.int8)
+        onehot[np.arange(len(masks)), self._batch.act_batch(obs, masks)] = 1
         return onehot
 
 
@@ -279,44 +290,6 @@ def policy_input(observation: dict[str, Any], adviser: HeuristicAdviser | None) 
     return np.concatenate([vector, adviser(observation)])
 
 
-def central_features(state: np.ndarray, rules: Rules) -> np.ndarray:
-    """The hidden facts for a centralised critic: the head of a global state oriented to the
-    acting seat (``env.state(agent)``, or rows of ``BatchEngine.state(seats=...)``), every hand
-    in relative seat order (the seat itself first), the kitty and the discards, then the dead hand
-    (``two_handed``) and the deal's partner as a relative seat (five players), each card set
-    :attr:`~five_hundred_env.rules.Rules.card_slots` wide (:func:`central_size` values). The rest
-    of the state (the seat's observation) is left out: the critic already reads it."""
-    return state[..., :central_size(rules)]
-
-
-def hidden_cards(deal: Deal, seat: int) -> np.ndarray:
-    """:func:`central_features` straight from the engine's deal (what ``env.state(agent)``
-    encodes), without encoding the rest of the state: the trainer calls it at every learner
-    decision."""
-    rules, n = deal.rules, deal.n
-    width = rules.card_slots
-    bits = 0
-    for r in range(n):
-        bits |= deal.hands[(seat + r) % n] << (width * r)
-    bits |= deal.kitty << (width * n) | deal.discards << (width * (n + 1))
-    at = width * (n + 2)
-    if rules.dead_hand_size:
-        bits |= deal.dead_hand << at
-        at += width
-    if rules.has_partner_call and deal.partner >= 0:
-        bits |= 1 << (at + (deal.partner - seat) % n)
-    size = central_size(rules)
-    return np.unpackbits(np.frombuffer(bits.to_bytes((size + 7) // 8, "little"), dtype=np.uint8),
-                         count=size, bitorder="little").view(np.int8)
-
-
-def central_size(rules: Rules) -> int:
-    """The length of :func:`central_features`: ``(n + 2) × W`` (hands, kitty, discards), ``W``
-    more for a dead hand, ``n`` more for a called partner (``W`` = the rules' card slots)."""
-    n, width = rules.num_players, rules.card_slots
-    return (n + 2 + bool(rules.dead_hand_size)) * width + (n if rules.has_partner_call else 0)
-
-
 class NeuralAgent(Agent):
     """A trained policy as an agent: greedy (the most probable legal action) or sampled."""
 
@@ -342,6 +315,21 @@ class NeuralAgent(Agent):
         probs = torch.softmax(logits.double(), dim=0).numpy()
         probs[mask == 0] = 0.0  # already exactly 0; kept so the agent's own rng can never pick one
         return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Every row's action in one forward pass (a batched engine's decisions): greedy, :meth:`act`'s
+        choice row by row (up to logits tied to float rounding); sampled, from the agent's generator."""
+        obs, masks = np.asarray(obs, dtype=np.int8), np.asarray(masks)
+        if obs.ndim != 2 or masks.shape[:1] != obs.shape[:1] or not masks.any(axis=-1).all():
+            raise ValueError(f"act_batch takes [B, obs] observations and [B, actions] masks with a legal action in "
+                             f"every row, got {obs.shape} and {masks.shape}")
+        x = obs if self.adviser is None else np.concatenate([obs, self.adviser.batch(obs, masks)], axis=1)
+        with torch.inference_mode():
+            logits = self.model.masked_logits(torch.from_numpy(x), torch.from_numpy(masks))
+        if self.greedy:
+            return torch.argmax(logits, dim=1).numpy()
+        probs = torch.softmax(logits.double(), dim=1).numpy() * (masks != 0)
+        return np.array([self.rng.choice(len(p), p=p / p.sum()) for p in probs], dtype=np.int64)
 
 
 # -- checkpoints -------------------------------------------------------------------------------

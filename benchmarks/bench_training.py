@@ -32,7 +32,8 @@ import torch
 from competitors import busy_competitors  # benchmarks/competitors.py, beside this script
 
 import five_hundred_env
-from agents.neural import ActorCritic, central_size
+from agents.central import central_size
+from agents.neural import ActorCritic
 from training.algorithms.ppo import ppo_update
 from training.rollouts.selfplay import SelfPlayCollector
 from training.settings.config import Config, load_config

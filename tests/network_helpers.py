@@ -10,7 +10,8 @@ import torch
 
 import five_hundred_env
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
-from agents.neural import ActorCritic, central_size
+from agents.central import central_size
+from agents.neural import ActorCritic
 from agents.weights_files import save_checkpoint
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import observation_layout

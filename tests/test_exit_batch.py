@@ -15,7 +15,8 @@ pytest.importorskip("pydantic")
 
 import numpy as np  # noqa: E402
 
-from agents.neural import ActorCritic, central_size  # noqa: E402
+from agents.central import central_size  # noqa: E402
+from agents.neural import ActorCritic  # noqa: E402
 from five_hundred_env.actions import ActionTable  # noqa: E402
 from five_hundred_env.observation import ObservationEncoder  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402

@@ -14,7 +14,8 @@ import numpy as np  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from agents.neural import ActorCritic, central_features, central_size  # noqa: E402
+from agents.central import central_features, central_size  # noqa: E402
+from agents.neural import ActorCritic  # noqa: E402
 from five_hundred_env.engine import check_scores  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from five_hundred_env.vector import BatchEngine  # noqa: E402

@@ -15,7 +15,8 @@ pytest.importorskip("numba")  # the collector steps the batched engine
 import numpy as np  # noqa: E402
 from training_helpers import tiny  # noqa: E402
 
-from agents.neural import ActorCritic, central_size, load_agent  # noqa: E402
+from agents.central import central_size  # noqa: E402
+from agents.neural import ActorCritic, load_agent  # noqa: E402
 from training.algorithms.ppo import compute_gae, train  # noqa: E402
 from training.cli import main  # noqa: E402
 from training.records.runs import CONFIG, OUTPUT, Manifest  # noqa: E402

@@ -13,7 +13,8 @@ pytest.importorskip("pydantic")
 from training_helpers import tiny  # noqa: E402
 
 import five_hundred_env  # noqa: E402
-from agents.neural import NeuralAgent, central_size, load_agent  # noqa: E402
+from agents.central import central_size  # noqa: E402
+from agents.neural import NeuralAgent, load_agent  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
 from training.algorithms.expert_iteration import load_exit_config  # noqa: E402
 from training.algorithms.expert_iteration import main as exit_main  # noqa: E402

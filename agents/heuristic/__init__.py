@@ -35,6 +35,43 @@ How it thinks, the way a decent club player does, one module each:
 numba, so it is not imported here.
 """
 
-from agents.heuristic.agent import HeuristicAgent
+from __future__ import annotations
 
-__all__ = ["HeuristicAgent"]
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from agents.heuristic.agent import HeuristicAgent
+from five_hundred_env.rules import Rules
+
+if TYPE_CHECKING:
+    from agents.heuristic.compiled import HeuristicPolicy
+
+
+class RowByRowHeuristic:
+    """:class:`HeuristicAgent` behind the compiled heuristic's ``act_batch`` (a row at a time):
+    what :func:`batch_heuristic` gives where numba is missing or the rules are not compiled."""
+
+    compiled = False
+
+    def __init__(self, rules: Rules) -> None:
+        self.agent = HeuristicAgent(rules, seed=0)
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The heuristic's compact action for each row of ``obs`` and ``masks``."""
+        return np.array([self.agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)],
+                        dtype=np.int64)
+
+
+def batch_heuristic(rules: Rules) -> HeuristicPolicy | RowByRowHeuristic:
+    """The heuristic's choices over a batch (``act_batch(obs, masks)``): the compiled
+    :class:`~agents.heuristic.compiled.HeuristicPolicy` where numba is installed and it covers
+    ``rules``, else :class:`RowByRowHeuristic` (the same decisions, slower)."""
+    try:
+        from agents.heuristic.compiled import COMPILED_PRESETS, HeuristicPolicy  # numba: imported only when used
+    except ImportError:
+        return RowByRowHeuristic(rules)
+    return HeuristicPolicy(rules) if rules.preset in COMPILED_PRESETS else RowByRowHeuristic(rules)
+
+
+__all__ = ["HeuristicAgent", "RowByRowHeuristic", "batch_heuristic"]

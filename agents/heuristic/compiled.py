@@ -209,6 +209,8 @@ class HeuristicPolicy:
     engine's current decisions. Every preset and rule option (:data:`COMPILED_PRESETS`).
     """
 
+    compiled = True
+
     def __init__(self, rules: Rules | str = "australian") -> None:
         self.rules = make_rules(rules) if isinstance(rules, str) else rules
         if not isinstance(self.rules, Rules):

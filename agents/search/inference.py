@@ -24,19 +24,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agents.heuristic import HeuristicAgent
+from agents.heuristic import batch_heuristic
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal, IllegalActionError
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
-
-if TYPE_CHECKING:
-    from agents.heuristic.compiled import HeuristicPolicy
 
 DEFAULT_BUDGET = 2000
 """Candidate worlds tested per decision before the uniform fallback."""
@@ -56,8 +52,7 @@ class AuctionInference:
         self.budget = budget
         self.table = ActionTable(rules)
         self.encoder = ObservationEncoder(rules)
-        self._policy = _compiled_policy(rules)
-        self._agent = HeuristicAgent(rules) if self._policy is None else None
+        self._policy = batch_heuristic(rules)
         self.candidates = 0
         self.accepted = 0
         self.uniform_worlds = 0
@@ -66,7 +61,7 @@ class AuctionInference:
     @property
     def compiled(self) -> bool:
         """Whether the compiled heuristic decides (else HeuristicAgent, row by row)."""
-        return self._policy is not None
+        return self._policy.compiled
 
     def sampler(self, info: InfoSet, scores: Sequence[int] | None = None) -> ConsistentSampler:
         """A sampler of one decision's worlds; ``scores`` are the game scores per side (``None``: zero)."""
@@ -75,11 +70,8 @@ class AuctionInference:
     def heuristic_bids(self, deals: list[Deal], scores: Sequence[int] | None) -> np.ndarray:
         """The compact action the heuristic chooses at the current turn of each deal, as its seat sees it."""
         turns = [self.encoder.encode_turn(deal, self.table, scores) for deal in deals]
-        if self._policy is not None:
-            return self._policy.act_batch(np.stack([t["observation"] for t in turns]),
-                                          np.stack([t["action_mask"] for t in turns]))
-        assert self._agent is not None
-        return np.array([self._agent.act(t) for t in turns], dtype=np.int64)
+        return self._policy.act_batch(np.stack([t["observation"] for t in turns]),
+                                      np.stack([t["action_mask"] for t in turns]))
 
     def consistent(self, worlds: list[Deal], info: InfoSet, scores: Sequence[int] | None = None) -> list[bool]:
         """For each world (a deal at ``info``'s decision point), whether every inferred seat's bids
@@ -151,15 +143,6 @@ class ConsistentSampler:
             inference.uniform_decisions += 1
             self._counted_fallback = True
         return self.uniform.sample(rng)
-
-
-def _compiled_policy(rules: Rules) -> HeuristicPolicy | None:
-    """The compiled heuristic where it covers ``rules`` and numba is installed, else ``None``."""
-    try:
-        from agents.heuristic.compiled import COMPILED_PRESETS, HeuristicPolicy  # numba: imported only when used
-    except ImportError:
-        return None
-    return HeuristicPolicy(rules) if rules.preset in COMPILED_PRESETS else None
 
 
 __all__ = ["DEFAULT_BUDGET", "AuctionInference", "ConsistentSampler"]

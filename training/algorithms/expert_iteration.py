@@ -40,7 +40,8 @@ import numpy as np
 import torch
 from pydantic import Field, model_validator
 
-from agents.neural import ActorCritic, central_size, load_training_weights, read_checkpoint
+from agents.central import central_size
+from agents.neural import ActorCritic, load_training_weights, read_checkpoint
 from agents.weights_files import CheckpointError
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules

@@ -26,7 +26,8 @@ from torch import nn
 
 import five_hundred_env
 from agents.base import Agent
-from agents.neural import ActorCritic, hidden_cards, policy_input
+from agents.central import hidden_cards
+from agents.neural import ActorCritic, policy_input
 from agents.play import play_deal
 from five_hundred_env.rules import Rules
 from training.settings.config import PretrainConfig

@@ -38,7 +38,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.neural import ActorCritic, central_size
+from agents.central import central_size
+from agents.neural import ActorCritic
 from agents.registry import make_agent
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules

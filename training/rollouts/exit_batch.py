@@ -29,7 +29,8 @@ import random
 import numpy as np
 import torch
 
-from agents.neural import ActorCritic, hidden_cards
+from agents.central import hidden_cards
+from agents.neural import ActorCritic
 from agents.search.values import solved_result
 from five_hundred_env.engine import Deal
 from five_hundred_env.sampling import InfoSet, WorldSampler

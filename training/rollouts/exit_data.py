@@ -51,8 +51,9 @@ import numpy as np
 import torch
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
+from agents.central import hidden_cards
 from agents.heuristic import HeuristicAgent
-from agents.neural import ActorCritic, NeuralAgent, hidden_cards, policy_input
+from agents.neural import ActorCritic, NeuralAgent, policy_input
 from agents.search.values import pimc_action_values, policy_play_out, world_action_values
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from agents.neural import ActorCritic, HeuristicAdviser, central_features, make_adviser
+from agents.central import central_features
+from agents.neural import ActorCritic, HeuristicAdviser, make_adviser
 from agents.registry import make_agent
 from five_hundred_env.actions import MISERE, NT, OPEN_MISERE, bid_strain, bid_value
 from five_hundred_env.rules import Rules

@@ -24,7 +24,7 @@ from agents import HeuristicAgent
 from agents.base import Agent
 from agents.heuristic.compiled import HeuristicPolicy, play_out, policy_tables
 from agents.search.pimc import PIMCAgent
-from agents.search.values import HeuristicBatchPlayOut, policy_play_out, world_action_values
+from agents.search.values import BatchPlayOut, policy_play_out, world_action_values
 from five_hundred_env.actions import NO_NOMINATION, PASS, ActionTable
 from five_hundred_env.engine import Deal, Phase
 from five_hundred_env.env import raw_env
@@ -267,7 +267,7 @@ class _ScalarHeuristic(Agent):
 def test_batched_world_values_equal_the_scalar_playouts(preset):
     """Every candidate of a world scored by one batch of compiled playouts equals its scalar playout."""
     rules = make_rules(preset)
-    batch = HeuristicBatchPlayOut(rules)
+    batch = BatchPlayOut(rules)
     scalar = policy_play_out(rules, HeuristicAgent(rules, seed=0).act)
     for number, deal in enumerate(positions(rules, 24, seed=21)):
         legal = deal.legal_actions()
@@ -300,4 +300,4 @@ def test_pimc_searches_with_batched_playouts_as_before(seconds):
         else:
             env.step(int(HeuristicAgent(rules, seed=0).act(obs)))
     searched = batched.searches
-    assert searched >= 5 and isinstance(batched._play_out, HeuristicBatchPlayOut)
+    assert searched >= 5 and isinstance(batched._play_out, BatchPlayOut)

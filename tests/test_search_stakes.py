@@ -17,8 +17,8 @@ from agents import HeuristicAgent
 from agents.registry import agent_factory
 from agents.search.pimc import PIMCAgent
 from agents.search.values import (
+    BatchPlayOut,
     GameStakes,
-    HeuristicBatchPlayOut,
     action_values,
     policy_play_out,
     solved_result,
@@ -94,7 +94,7 @@ def test_batched_playouts_value_the_game_as_the_scalar_ones(preset):
     change some values."""
     rules = make_rules(preset)
     rng = random.Random(11)
-    batch = HeuristicBatchPlayOut(rules)
+    batch = BatchPlayOut(rules)
     agent, encoder, table = HeuristicAgent(rules, seed=0), ObservationEncoder(rules), ActionTable(rules)
     changed = phases = 0
     seen = set()
@@ -155,7 +155,7 @@ def test_the_solved_worlds_of_a_decision_value_each_action_as_the_solver_says(pr
     shared), give each world's action the value of its own solved tricks, with and without stakes."""
     rules = make_rules(preset)
     rng = random.Random(3)
-    batch = HeuristicBatchPlayOut(rules)
+    batch = BatchPlayOut(rules)
     for kind in kinds_of(rules):
         deal = position(rules, rng, kind, tricks_left=3)
         seat = deal.to_act

@@ -33,8 +33,8 @@ from agents.search.inference import DEFAULT_BUDGET, AuctionInference
 from agents.search.play_inference import inferred_sampler, play_exclusions
 from agents.search.tracking import ObservationTracker
 from agents.search.values import (
+    BatchPlayOut,
     GameStakes,
-    HeuristicBatchPlayOut,
     PlayOut,
     batch_play_out,
     bid_candidates,
@@ -254,7 +254,7 @@ class PIMCAgent(Agent):
         """What the base agent is: a spec string, or the class name of an agent handed in."""
         self._base = _AgentSlot(base, "base", self.rules, seed)
         self._rollout = _AgentSlot(rollout, "rollout", self.rules, seed)
-        self._play_out: PlayOut | HeuristicBatchPlayOut | None = None
+        self._play_out: PlayOut | BatchPlayOut | None = None
         self._play_out_scores: tuple[int, ...] | None = None
         """The scores the scalar ``_play_out``'s observations show (it is rebuilt when they change)."""
         self.table = ActionTable(self.rules)
@@ -344,12 +344,12 @@ class PIMCAgent(Agent):
         stakes = GameStakes(tuple(self._scores(vector, info.seat)), self.win_bonus)
         if self._play_out is None:  # the heuristic's playouts run in batches where numba is installed
             self._play_out = batch_play_out(self.rules, self.rollout)
-        if not isinstance(self._play_out, HeuristicBatchPlayOut) and self._play_out_scores != stakes.scores:
+        if not isinstance(self._play_out, BatchPlayOut) and self._play_out_scores != stakes.scores:
             self._play_out = policy_play_out(self.rules, self.rollout.act, stakes.scores)
             self._play_out_scores = stakes.scores
         # batched playouts wait for every world, to play them all in one batch, unless the search
         # is bounded in time: then each world's are played as it is drawn
-        batch = self._play_out if isinstance(self._play_out, HeuristicBatchPlayOut) and self.seconds is None else None
+        batch = self._play_out if isinstance(self._play_out, BatchPlayOut) and self.seconds is None else None
         deferred: list[Deal] = []
         sampler = self._sampler(kind, info, stakes)
         totals = dict.fromkeys(candidates, 0.0)

@@ -93,18 +93,22 @@ class GameStakes:
         return self.value(deal.rules, deal_outcome(deal), side)
 
 
-class HeuristicBatchPlayOut:
-    """Plays many deals to their end at once, every seat the heuristic, on the batched engine
-    (:func:`agents.heuristic.compiled.play_out`: the same decisions as ``HeuristicAgent``, no
-    Python per decision): :meth:`branches` plays worlds out after each candidate action, their
-    observations showing the game's side ``scores`` (none: zero), and returns each playout's
-    :class:`Outcome`, leaving the worlds as they are. Needs numba (the ``vector`` extra)."""
+class BatchPlayOut:
+    """Plays many deals to their end at once on the batched engine, every seat ``policy``: the
+    heuristic (``None``: :func:`agents.heuristic.compiled.play_out`, its decisions with no Python
+    per decision) or an agent with ``act_batch`` (a network: one call per step for every game still
+    playing, each seat on its own observation). :meth:`branches` plays worlds out after each
+    candidate action, their observations showing the game's side ``scores`` (none: zero), and
+    returns each playout's :class:`Outcome`, leaving the worlds as they are. Needs numba (the
+    ``vector`` extra)."""
 
-    def __init__(self, rules: Rules) -> None:
-        from agents.heuristic.compiled import policy_tables  # numba: imported only when used
-
+    def __init__(self, rules: Rules, policy: Any = None) -> None:
         self.rules = rules
-        self.tables = policy_tables(rules)
+        self.policy = policy
+        if policy is None:
+            from agents.heuristic.compiled import policy_tables  # numba: imported only when used
+
+            self.tables = policy_tables(rules)
         self._engine: Any = None
 
     def branches(self, worlds: list[Deal], actions: list[int], scores: Sequence[int] | None = None) -> list[Outcome]:
@@ -118,35 +122,46 @@ class HeuristicBatchPlayOut:
         from five_hundred_env.vector import BatchEngine
 
         if self._engine is None or self._engine.num_games < games:
-            self._engine = BatchEngine(self.rules, max(games, 16), seed=0, observations=False)
+            self._engine = BatchEngine(self.rules, max(games, 16), seed=0, observations=self.policy is not None)
         return self._engine
 
     def _play(self, count: int) -> list[Outcome]:
         """Play the first ``count`` games out; their outcomes."""
-        from agents.heuristic.compiled import play_out
+        engine, games = self._engine, np.arange(count)
+        if self.policy is None:
+            from agents.heuristic.compiled import play_out
 
-        games = np.arange(count)
-        changes = play_out(self._engine, "heuristic", games=games, tables=self.tables)[games].tolist()
-        thrown_in, team, made = self._engine.contract_outcomes(games)
+            changes = play_out(engine, "heuristic", games=games, tables=self.tables)[games].tolist()
+        else:
+            actions = np.full(engine.num_games, -1, dtype=np.int64)
+            live = games[~engine.deals_over(games)]
+            while len(live):
+                actions[live] = self.policy.act_batch(engine.obs[live], engine.masks[live])
+                engine.advance(actions)
+                actions[live] = -1
+                live = live[~engine.deals_over(live)]
+            changes = engine.deal_changes(games).tolist()
+        thrown_in, team, made = engine.contract_outcomes(games)
         sides = range(self.rules.num_sides)
         team = np.where(thrown_in, 0, team)  # a deal thrown in has no team
         teams = {bits: tuple(s for s in sides if bits >> s & 1) for bits in set(team.tolist())}  # a few per batch
         return [Outcome(change, teams[bits], m) for change, bits, m in zip(changes, team.tolist(), made.tolist(), strict=True)]
 
 
-def batch_play_out(rules: Rules, policy: Any) -> HeuristicBatchPlayOut | None:
-    """The batched playouts of ``policy`` where there are some (the heuristic, numba installed), else None."""
+def batch_play_out(rules: Rules, policy: Any) -> BatchPlayOut | None:
+    """The batched playouts of ``policy`` where there are some (numba installed: the heuristic of
+    compiled rules, or an agent of these rules with ``act_batch``, such as a network), else None."""
     from agents.heuristic import HeuristicAgent
 
-    if type(policy) is not HeuristicAgent or policy.rules != rules:
+    if getattr(policy, "rules", None) != rules:
         return None
     try:
         from agents.heuristic.compiled import COMPILED_PRESETS
     except ImportError:  # no numba: the scalar playouts serve
         return None
-    if rules.preset not in COMPILED_PRESETS:
-        return None
-    return HeuristicBatchPlayOut(rules)
+    if type(policy) is HeuristicAgent:
+        return BatchPlayOut(rules) if rules.preset in COMPILED_PRESETS else None
+    return BatchPlayOut(rules, policy) if callable(getattr(policy, "act_batch", None)) else None
 
 
 def policy_play_out(rules: Rules, policy: Policy, scores: Sequence[int] | None = None) -> PlayOut:
@@ -163,17 +178,17 @@ def policy_play_out(rules: Rules, policy: Policy, scores: Sequence[int] | None =
     return play_out
 
 
-def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut | HeuristicBatchPlayOut,
+def world_action_values(deal: Deal, actions: list[int], side: int, play_out: PlayOut | BatchPlayOut,
                         solver_tricks: int = 0, result: Result | None = None,
                         stakes: GameStakes | None = None) -> dict[int, float]:
     """Each of ``actions`` (universal ids, legal in ``deal``) scored as ``side``'s zero-sum result
     (``Deal.zero_sum_result``, in points; ``stakes.result`` with ``stakes``; or ``result``) once the
     deal is played out after it; in the card play with ``solver_tricks`` tricks or fewer left,
     solved exactly instead (every legal action; the solver counts the deal's points, and the
-    ``stakes``, but not a ``result``). A :class:`HeuristicBatchPlayOut` plays every action's deal
+    ``stakes``, but not a ``result``). A :class:`BatchPlayOut` plays every action's deal
     out in one batch (it takes ``stakes``, not ``result``); a scalar ``play_out`` shows the
     observations whatever scores it was built with (:func:`policy_play_out`)."""
-    if isinstance(play_out, HeuristicBatchPlayOut):
+    if isinstance(play_out, BatchPlayOut):
         if result is not None:
             raise ValueError("batched playouts take stakes, not a result function: pass result=None or a scalar play-out")
         return worlds_action_values([deal], actions, side, play_out, solver_tricks, stakes)[0]
@@ -191,7 +206,7 @@ def world_action_values(deal: Deal, actions: list[int], side: int, play_out: Pla
     return out
 
 
-def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: HeuristicBatchPlayOut,
+def worlds_action_values(worlds: list[Deal], actions: list[int], side: int, play_out: BatchPlayOut,
                          solver_tricks: int = 0, stakes: GameStakes | None = None) -> list[dict[int, float]]:
     """:func:`world_action_values` of every world, the playouts of all their actions in one batch."""
     worths: dict[tuple[int, ...], float] = {}

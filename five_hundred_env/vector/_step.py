@@ -131,6 +131,16 @@ def step_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_
 
 
 @njit(cache=True)
+def advance_games(st: np.ndarray, o: np.ndarray, actions: np.ndarray, universal_of_compact: np.ndarray,
+                  word_bit: np.ndarray) -> None:
+    """Apply each game's (legal, already checked) action, a negative one leaving the game as it
+    is; a deal that ends stays at its end (not credited, no next deal)."""
+    for b in range(st.shape[0]):
+        if actions[b] >= 0:
+            apply_word_bit(st, b, o, word_bit[universal_of_compact[actions[b]]])
+
+
+@njit(cache=True)
 def refresh(st: np.ndarray, o: np.ndarray, games: np.ndarray, compact_of_word: np.ndarray, off: np.ndarray,
             seats: np.ndarray, masks: np.ndarray, obs: np.ndarray) -> None:
     """Rewrite the acting seat, mask and observation of the given games."""

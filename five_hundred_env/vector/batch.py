@@ -13,22 +13,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from five_hundred_env.actions import (
-    FIRST_JOKER_LEAD,
-    FIRST_NOMINATE,
-    FIRST_PARTNER,
-    NO_NOMINATION,
-    NUM_UNIVERSAL_ACTIONS,
-    ActionTable,
-    action_card,
-    is_card_action,
-)
+from five_hundred_env.actions import NUM_UNIVERSAL_ACTIONS, ActionTable
 from five_hundred_env.cards import KERNEL_MASK_BITS, kernel_card_ids
 from five_hundred_env.engine import Deal, IllegalActionError, parse_deal
 from five_hundred_env.env import check_seed, is_finite_number
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules, make_rules
 from five_hundred_env.vector import _step
+from five_hundred_env.vector._actions import action_word_tables
 from five_hundred_env.vector._deals import check_side_rows, check_sides, deal_masks
 from five_hundred_env.vector._layout import (
     F_ACTION_RNG,
@@ -37,15 +29,13 @@ from five_hundred_env.vector._layout import (
     F_KITTY,
     F_MADE,
     F_PHASE,
+    F_SCORE_CHANGE,
     F_SCORES,
     F_START_SCORES,
     F_THROWN_IN,
     F_WINNERS,
-    LEAD_BIT_HIGH,
-    LEAD_BIT_IN_WORD,
     MAX_SEATS,
     NUM_FIELDS,
-    PARTNER_BIT,
     kernel_mask,
     obs_offsets,
     rule_options,
@@ -108,36 +98,6 @@ class KernelArrays(NamedTuple):
     state: np.ndarray
     options: np.ndarray
     obs_offsets: np.ndarray
-
-
-LEGAL_BITS = 2 * KERNEL_MASK_BITS
-"""The bits of a legal set (two words, :mod:`._kernels`)."""
-
-
-def action_word_tables(actions: ActionTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(universal id of each compact id, legal-set bit and word kind of each universal id (kind -1:
-    no action of these rules), compact id of each (kind, bit)); see :mod:`._kernels` for the
-    legal set: kind 0 bids, 1 cards, joker leads and partner calls, 2 nominations."""
-    rules = actions.rules
-    card_bit = kernel_card_ids(rules.deck)
-    lead_bit = LEAD_BIT_IN_WORD if max(card_bit) < LEAD_BIT_IN_WORD else LEAD_BIT_HIGH
-    word_bit = np.zeros(NUM_UNIVERSAL_ACTIONS, dtype=np.int64)
-    word_kind = np.full(NUM_UNIVERSAL_ACTIONS, -1, dtype=np.int64)
-    for u in actions.universal:
-        if is_card_action(u):
-            word_kind[u], word_bit[u] = 1, card_bit[action_card(u)]
-        elif FIRST_JOKER_LEAD <= u < FIRST_NOMINATE:
-            word_kind[u], word_bit[u] = 1, lead_bit + u - FIRST_JOKER_LEAD
-        elif FIRST_NOMINATE <= u <= NO_NOMINATION:
-            word_kind[u], word_bit[u] = 2, u - FIRST_NOMINATE
-        elif u >= FIRST_PARTNER:
-            word_kind[u], word_bit[u] = 1, PARTNER_BIT + u - FIRST_PARTNER
-        else:
-            word_kind[u], word_bit[u] = 0, u
-    compact_of_word = np.full((3, LEGAL_BITS), -1, dtype=np.int64)
-    for compact, u in enumerate(actions.universal):
-        compact_of_word[word_kind[u], word_bit[u]] = compact
-    return np.array(actions.universal, dtype=np.int64), word_bit, word_kind, compact_of_word
 
 
 class BatchEngine:
@@ -378,6 +338,16 @@ class BatchEngine:
         team = np.array([team_sides(self._state, game, self._opts) for game in games.tolist()], dtype=np.int64)
         return self._state[games, F_THROWN_IN].astype(bool), team, self._state[games, F_MADE].astype(bool)
 
+    def deal_changes(self, games: np.ndarray) -> np.ndarray:
+        """Each side's score change in the finished deals of ``games`` (``[len(games), sides]``; 0 for
+        a deal thrown in), before it is credited to the game. A deal that is not over raises ``ValueError``."""
+        games = self._finished_games(games)
+        return self._state[games, F_SCORE_CHANGE:F_SCORE_CHANGE + self.rules.num_sides].copy()
+
+    def deals_over(self, games: np.ndarray) -> np.ndarray:
+        """Whether the deal of each of ``games`` is over (:meth:`advance` leaves it so)."""
+        return self._state[self._check_games(games), F_PHASE] == DEAL_OVER
+
     def _finished_games(self, games: np.ndarray) -> np.ndarray:
         games = self._check_games(games)
         if (self._state[games, F_PHASE] != DEAL_OVER).any():
@@ -418,6 +388,15 @@ class BatchEngine:
                          self._obs_out, self.rewards, self.score_change, self.last_deal, self.deal_done,
                          self.episode_done, final_observer, final_obs, self._cards)
         return self._result()
+
+    def advance(self, actions: np.ndarray) -> None:
+        """One decision in each game, as :meth:`step` (negative: leave the game), except that a deal
+        that ends stays at its end, not credited and no next deal dealt: the playouts of a search,
+        which read :meth:`contract_outcomes` and :meth:`deal_changes` after. An illegal action (or
+        one in a finished deal) raises :class:`IllegalActionError` and no game changes."""
+        actions = self._check_actions(actions)
+        _step.advance_games(self._state, self._opts, actions, self._universal, self._word_bit)
+        self._refresh(np.flatnonzero(actions >= 0))
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         actions = np.asarray(actions)

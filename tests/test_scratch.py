@@ -329,3 +329,35 @@ def test_a_run_with_the_central_baseline_resumes_it_and_plays_without_it(tmp_pat
     final = torch.load(result.final_checkpoint, weights_only=True)
     assert "baseline" not in final
     assert isinstance(make_agent(str(result.final_checkpoint), "australian", 0), DMCAgent)
+
+
+SEARCH_RECIPE = Path(__file__).parent.parent / "configs" / "scratch_search_australian.yaml"
+
+
+def test_the_second_stage_searches_and_distils_the_first_stage_network_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34's rule for the recipe's second stage (the search over the stage-1 network,
+    distilled): its data, its search's base and playouts, and the opponent that chooses the
+    network are the stage-1 network; a tiny run calls no heuristic at all."""
+    from training.algorithms.distill import train_distill
+    from training.settings.distill_config import DistillConfig
+
+    recipe = load_config(SEARCH_RECIPE, model=DistillConfig)
+    stage_one = "agents/pretrained/scratch/stages/australian_dmc.pt"
+    assert (Path(__file__).parent.parent / stage_one).is_file()
+    search = recipe.data.search.agent
+    assert search.startswith("pimc:") and f"base={stage_one}" in search and f"rollout={stage_one}" in search
+    assert "play_inference=false" in search and "inference=true" not in search
+    assert recipe.data.imitation.agent == stage_one and recipe.evaluation.opponent == stage_one
+    small = search.replace("worlds=8,bid_worlds=8,kitty_worlds=8", "worlds=2,bid_worlds=2,kitty_worlds=2")
+    assert small != search
+    overrides = [f"data.dir={tmp_path / 'data'}", "data.imitation.deals=60", "data.imitation.chunk_deals=60",
+                 f"data.search.agent={small}", "data.search.deals=2", "data.search.chunk_deals=2",
+                 "network.hidden_sizes=[16]", "fit.imitation_decisions=600", "fit.search_epochs=1", "fit.batch_size=128",
+                 "evaluation.deals=2", "evaluation.games=1", f"logging.dir={tmp_path / 'runs'}", "logging.run_name=tiny",
+                 "logging.tensorboard=false"]
+    monkeypatch.chdir(Path(__file__).parent.parent)  # the recipe names the stage-1 file from the project root
+    config = load_config(SEARCH_RECIPE, overrides, model=DistillConfig)
+    with heuristic_only_in_evaluation(monkeypatch) as calls:
+        train_distill(config, log=lambda _: None)
+    assert calls == [] and (tmp_path / "runs" / "tiny" / "final.pt").is_file()

@@ -156,10 +156,12 @@ def batch_play_out(rules: Rules, policy: Any) -> BatchPlayOut | None:
     if getattr(policy, "rules", None) != rules:
         return None
     try:
-        from agents.heuristic.compiled import COMPILED_PRESETS
-    except ImportError:  # no numba: the scalar playouts serve
+        import numba  # noqa: F401  # the batched engine's (a network's playouts need no compiled heuristic)
+    except ImportError:  # the scalar playouts serve
         return None
     if type(policy) is HeuristicAgent:
+        from agents.heuristic.compiled import COMPILED_PRESETS
+
         return BatchPlayOut(rules) if rules.preset in COMPILED_PRESETS else None
     return BatchPlayOut(rules, policy) if callable(getattr(policy, "act_batch", None)) else None
 

@@ -319,17 +319,21 @@ class NeuralAgent(Agent):
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Every row's action in one forward pass (a batched engine's decisions): greedy, :meth:`act`'s
         choice row by row (up to logits tied to float rounding); sampled, from the agent's generator."""
+        logits = self.logits_batch(obs, masks)
+        if self.greedy:
+            return torch.argmax(logits, dim=1).numpy()
+        probs = torch.softmax(logits.double(), dim=1).numpy() * (np.asarray(masks) != 0)
+        return np.array([self.rng.choice(len(p), p=p / p.sum()) for p in probs], dtype=np.int64)
+
+    def logits_batch(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
+        """The masked logits of every row of a batch of observations and masks (the advice batched)."""
         obs, masks = np.asarray(obs, dtype=np.int8), np.asarray(masks)
         if obs.ndim != 2 or masks.shape[:1] != obs.shape[:1] or not masks.any(axis=-1).all():
             raise ValueError(f"act_batch takes [B, obs] observations and [B, actions] masks with a legal action in "
                              f"every row, got {obs.shape} and {masks.shape}")
         x = obs if self.adviser is None else np.concatenate([obs, self.adviser.batch(obs, masks)], axis=1)
         with torch.inference_mode():
-            logits = self.model.masked_logits(torch.from_numpy(x), torch.from_numpy(masks))
-        if self.greedy:
-            return torch.argmax(logits, dim=1).numpy()
-        probs = torch.softmax(logits.double(), dim=1).numpy() * (masks != 0)
-        return np.array([self.rng.choice(len(p), p=p / p.sum()) for p in probs], dtype=np.int64)
+            return self.model.masked_logits(torch.from_numpy(x), torch.from_numpy(masks))
 
 
 # -- checkpoints -------------------------------------------------------------------------------

@@ -198,7 +198,9 @@ class PIMCAgent(Agent):
     not each of them. ``play_inference`` (on by default) draws a card play's worlds among those where
     the opponents' cards so far are the heuristic's (:mod:`agents.search.play_inference`: the
     lowest card when not winning, a winner when an enemy wins; uniform worlds where no deal is
-    left; the auction ``inference``, when on, takes precedence). A tie keeps the base agent's choice.
+    left; the auction ``inference``, when on, takes precedence). ``bid_weights`` (0: off) weights each
+    world by the base network's probabilities of the other seats' bids in it, to that power
+    (:mod:`agents.search.weighting`). A tie keeps the base agent's choice.
     """
 
     name = "pimc"
@@ -209,7 +211,7 @@ class PIMCAgent(Agent):
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
                  inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True,
-                 equal_cards: bool = True, play_inference: bool = True) -> None:
+                 equal_cards: bool = True, play_inference: bool = True, bid_weights: float = 0.0) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -246,6 +248,12 @@ class PIMCAgent(Agent):
         self.play_inference = play_inference
         """Whether a card play's worlds also respect what the opponents' card play showed if they play
         as the heuristic (:mod:`agents.search.play_inference`)."""
+        if isinstance(bid_weights, bool) or not isinstance(bid_weights, int | float) or not 0 <= bid_weights <= 10:
+            raise ValueError(f"bid_weights must be a power from 0 (off) to 10, got {bid_weights!r}")
+        self.bid_weights = float(bid_weights)
+        """The power on the base network's probabilities of the other seats' bids that weights each world
+        (:mod:`agents.search.weighting`; 0: every world counts the same)."""
+        self._likelihood: Any = None
         self.play_inferred = [0, 0]
         """Card plays whose worlds kept the play inference, and those where it left no deal (uniform worlds)."""
         if base == DEFAULT_BASE:
@@ -350,9 +358,9 @@ class PIMCAgent(Agent):
         # batched playouts wait for every world, to play them all in one batch, unless the search
         # is bounded in time: then each world's are played as it is drawn
         batch = self._play_out if isinstance(self._play_out, BatchPlayOut) and self.seconds is None else None
-        deferred: list[Deal] = []
+        worlds: list[Deal] = []
+        values: list[dict[int, float]] = []
         sampler = self._sampler(kind, info, stakes)
-        totals = dict.fromkeys(candidates, 0.0)
         side = self.rules.side_of(info.seat)
         stats = self.stats[kind]
         drawn = 0
@@ -362,18 +370,20 @@ class PIMCAgent(Agent):
             if sorted(world.legal_actions()) != sorted(legal):  # a safety net: never trust a bad world
                 stats.fallbacks += 1
                 return base_action
-            if batch is not None:
-                deferred.append(world)
-            else:
-                for action, value in world_action_values(world, candidates, side, self._play_out,
-                                                         self.solver_tricks, stakes=stakes).items():
-                    totals[action] += value
+            worlds.append(world)
+            if batch is None:
+                values.append(world_action_values(world, candidates, side, self._play_out, self.solver_tricks,
+                                                  stakes=stakes))
             drawn += 1
         if batch is not None:
-            for values in worlds_action_values(deferred, candidates, side, batch, self.solver_tricks, stakes):
-                for action, value in values.items():  # world by world, as above: the same sums
-                    totals[action] += value
-        record = SearchRecord(kind, base_action, {a: t / drawn for a, t in totals.items()}, drawn, base_action)
+            values = worlds_action_values(worlds, candidates, side, batch, self.solver_tricks, stakes)
+        weights = self._world_weights(worlds, info, stakes)
+        totals = dict.fromkeys(candidates, 0.0)
+        for weight, world_values in zip(weights, values, strict=True):  # world by world: the same sums either way
+            for action, value in world_values.items():
+                totals[action] += weight * value
+        total_weight = float(sum(weights))
+        record = SearchRecord(kind, base_action, {a: t / total_weight for a, t in totals.items()}, drawn, base_action)
         chosen = base_action  # a tie keeps the base choice: its own reasons break it better than the id order
         if record.gain > 0 and record.gain >= self.min_gain[kind]:
             chosen = record.best
@@ -382,6 +392,16 @@ class PIMCAgent(Agent):
         stats.deviations += chosen != base_action
         stats.seconds += time.perf_counter() - start
         return chosen
+
+    def _world_weights(self, worlds: list[Deal], info: InfoSet, stakes: GameStakes) -> list[float]:
+        """Each world's weight in the means: 1, or with ``bid_weights`` the base network's likelihood of the bids."""
+        if not self.bid_weights:
+            return [1.0] * len(worlds)
+        if self._likelihood is None:
+            from agents.search.weighting import BidLikelihood  # torch: only a weighted search needs it
+
+            self._likelihood = BidLikelihood(self.rules, self.base, self.bid_weights)
+        return self._likelihood.weights(worlds, info, stakes.scores).tolist()
 
     def _sampler(self, kind: str, info: InfoSet, stakes: GameStakes) -> WorldSampler:
         """The worlds of a decision: the auction inference's, or at a card play with ``play_inference``

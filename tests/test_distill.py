@@ -53,7 +53,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DistillCon
 
 def test_the_recipe_names_the_search_and_chooses_on_games() -> None:
     config = load_config(RECIPE, model=DistillConfig)
-    assert config.data.search.agent == "pimc" and config.data.imitation.agent == "heuristic"
+    assert config.data.search.agent == "pimc" and config.data.imitation.agent == "pretrained"
     assert config.evaluation.games > 0 and config.evaluation.opponent == "heuristic"
     assert sorted(config.fit.kinds) == sorted(DECISION_KINDS)
 
@@ -61,7 +61,7 @@ def test_the_recipe_names_the_search_and_chooses_on_games() -> None:
 def test_a_run_plays_each_chunk_once_and_a_second_run_reads_them(tiny_run, tmp_path: Path) -> None:
     folder, _, lines = tiny_run
     chunks = sorted(p.name for p in (folder / "data").iterdir())
-    assert chunks == sorted(["australian-heuristic-uniform-s7-100", "australian-heuristic-uniform-s8-50",
+    assert chunks == sorted(["australian-pretrained-uniform-s7-100", "australian-pretrained-uniform-s8-50",
                              "australian-pimc_worlds=2-uniform-s1000-4", "australian-pimc_worlds=2-uniform-s1001-4"])
     assert sum(line.startswith("played ") for line in lines) == 4
     again: list[str] = []

@@ -93,7 +93,9 @@ def test_the_final_network_is_the_stage_that_won_most_and_names_its_recipe(tiny_
     assert report["chosen_stage"] == best["stage"]
     data = torch.load(run / "final.pt", weights_only=True)
     assert data["provenance"]["config"]["data"]["search"]["agent"] == "pimc:worlds=2"
-    assert data["provenance"]["budget"]["decisions"] > 3000
+    budget = data["provenance"]["budget"]
+    manifests = [json.loads(m.read_text()) for m in (folder / "data").glob("*/manifest.json")]
+    assert budget["decisions"] > 3000 and budget["data_cpu_s"] == round(sum(m["cpu_seconds"] for m in manifests), 3) > 0
     assert data["model_spec"]["advice"] == "none"
 
 

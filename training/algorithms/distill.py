@@ -114,6 +114,11 @@ def ensure_chunks(config: DistillConfig, source: DatasetSource, rules: Rules, lo
     return folders
 
 
+def _cpu_seconds(folders: list[Path]) -> float:
+    """The CPU-seconds the chunks' games took to play (their manifests'): the data's share of a run's budget."""
+    return round(sum(float(json.loads((folder / MANIFEST).read_text()).get("cpu_seconds", 0)) for folder in folders), 3)
+
+
 def _batches(folders: list[Path], batch_size: int, seed: int, epoch: int) -> Iterator[dict[str, torch.Tensor]]:
     """One pass over the chunks' decisions: the chunks in an order of ``(seed, epoch)``, each
     chunk's deals shuffled by the same."""
@@ -352,7 +357,8 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
         write_policy(model, rules, final, note=f"search distillation ({config.logging.run_name}), stage "
                      f"{state.best['stage'] if state.best else state.stage}",
                      origin={"source": "train.algorithm: distill", "config": config.to_dict(),
-                             "budget": {"decisions": state.decisions, "time_s": state.elapsed()}})
+                             "budget": {"decisions": state.decisions, "time_s": state.elapsed(),
+                                        "data_cpu_s": _cpu_seconds([*imitation, *search])}})
         path = run.run_dir / "final_eval.json"
         run.manifest.add(path)
         path.write_text(json.dumps({"chosen_stage": state.best["stage"] if state.best else state.stage,

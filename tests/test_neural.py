@@ -10,14 +10,12 @@ import numpy as np  # noqa: E402
 from network_helpers import flip_a_byte  # noqa: E402
 
 import five_hundred_env  # noqa: E402
+from agents.central import central_features, central_size, hidden_cards  # noqa: E402
 from agents.neural import (  # noqa: E402
     MAX_PARAMETERS,
     ActorCritic,
     NeuralAgent,
     advice_weights,
-    central_features,
-    central_size,
-    hidden_cards,
     load_agent,
     parameter_count,
     policy_input,

@@ -118,7 +118,9 @@ def test_cli_reports_config_errors(tmp_path, capsys):
 
 @pytest.mark.parametrize(("name", "model"), [("quickstart", "DmcConfig"), ("ppo_australian", "Config"),
                                            ("ppo_italian_3p", "Config"), ("ppo_french_46", "Config"),
-                                           ("ppo_six_handed", "Config"), ("distill_australian", "DistillConfig")])
+                                           ("ppo_six_handed", "Config"), ("distill_australian", "DistillConfig"),
+                                           ("distill_two_handed", "DistillConfig"), ("distill_five_handed", "DistillConfig"),
+                                           ("scratch_search_australian", "DistillConfig")])
 def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, model):
     from pathlib import Path
 
@@ -130,7 +132,9 @@ def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, mo
     assert config.logging.run_name == name
     assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
                                         "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46",
-                                        "ppo_six_handed": "six_handed", "distill_australian": "australian"}[name]
+                                        "ppo_six_handed": "six_handed", "distill_australian": "australian",
+                                        "distill_two_handed": "two_handed", "distill_five_handed": "five_handed",
+                                        "scratch_search_australian": "australian"}[name]
 
 
 def test_an_empty_file_is_refused_not_run_at_full_length(tmp_path):

@@ -29,7 +29,7 @@ from five_hundred_env.dataset import DealRecords, open_dataset
 from five_hundred_env.rules import PRESETS, make_rules
 from training.rollouts.datasets import generate_dataset
 
-DEFAULT_AGENTS = (("heuristic", 20000), ("random", 20000), ("pretrained", 256),
+DEFAULT_AGENTS = (("heuristic", 20000), ("random", 20000), ("pretrained", 4000),
                   ("pimc:worlds=8,bid_worlds=8,kitty_worlds=8", 32), ("pimc", 16))
 """Each agent spec measured by default, and its deals."""
 

@@ -329,7 +329,7 @@ class NeuralAgent(Agent):
         """The masked logits of every row of a batch of observations and masks (the advice batched)."""
         obs, masks = np.asarray(obs, dtype=np.int8), np.asarray(masks)
         if obs.ndim != 2 or masks.shape[:1] != obs.shape[:1] or not masks.any(axis=-1).all():
-            raise ValueError(f"act_batch takes [B, obs] observations and [B, actions] masks with a legal action in "
+            raise ValueError(f"a batch is [B, obs] observations and [B, actions] masks with a legal action in "
                              f"every row, got {obs.shape} and {masks.shape}")
         x = obs if self.adviser is None else np.concatenate([obs, self.adviser.batch(obs, masks)], axis=1)
         with torch.inference_mode():

@@ -144,6 +144,8 @@ def test_advance_leaves_a_finished_deal_at_its_end():
     for engine in (stepped, played):
         for game, deal in enumerate(deals):
             engine.load_position(game, deal)
+    with pytest.raises(ValueError, match="are not over"):
+        stepped.deal_changes(np.arange(6))  # nothing is over yet: no change to read
     heuristic, games = batch_heuristic(rules), np.arange(6)
     while not stepped.deals_over(games).all():
         live = games[~stepped.deals_over(games)]

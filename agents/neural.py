@@ -212,23 +212,19 @@ class HeuristicAdviser:
     """The heuristic agent's choice for an observation, as a one-hot over the action space."""
 
     def __init__(self, rules: Rules) -> None:
-        from agents.heuristic import HeuristicAgent  # only networks that take advice need it
-
-        self.agent = HeuristicAgent(rules, seed=0)
-        self._batch: Any = None  # the batch heuristic, built on the first batch
+        self.rules = rules
+        self._batch: Any = None  # the batch heuristic, built on the first call
 
     def __call__(self, observation: dict[str, Any]) -> np.ndarray:
-        onehot = np.zeros(len(observation["action_mask"]), dtype=np.int8)
-        onehot[self.agent.act(observation)] = 1
-        return onehot
+        return self.batch(observation["observation"][None], observation["action_mask"][None])[0]
 
     def batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The one-hot advice of every row of a batch (:func:`agents.heuristic.batch_heuristic`:
         the compiled heuristic, one call for the batch, where numba is installed)."""
         if self._batch is None:
-            from agents.heuristic import batch_heuristic
+            from agents.heuristic import batch_heuristic  # only networks that take advice need it
 
-            self._batch = batch_heuristic(self.agent.rules)
+            self._batch = batch_heuristic(self.rules)
         onehot = np.zeros(masks.shape, dtype=np.int8)
         onehot[np.arange(len(masks)), self._batch.act_batch(obs, masks)] = 1
         return onehot

@@ -23,7 +23,7 @@ a consistent candidate left is drawn uniformly instead, and counted (:attr:`Auct
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -81,22 +81,12 @@ class AuctionInference:
     def consistent_cards(self, worlds: Sequence[tuple[Sequence[int], int]], info: InfoSet,
                          scores: Sequence[int] | None = None) -> list[bool]:
         """:meth:`consistent` for worlds given as their dealt hands and kitty (no deal built)."""
-        inferred = self.inferred_seats(info)
         starts = [Deal(self.rules, dealt, kitty, info.dealer) for dealt, kitty in worlds]
         alive = list(range(len(worlds)))
-        for seat, action in info.bids:
-            if seat in inferred and alive:
-                chosen = self.heuristic_bids([starts[i] for i in alive], scores)
-                wanted = self.table.compact[action]
-                alive = [i for i, c in zip(alive, chosen.tolist(), strict=True) if c == wanted]
-            legal = []
-            for i in alive:
-                try:
-                    starts[i].apply_action(action)
-                    legal.append(i)
-                except IllegalActionError:  # both_jokers_min_bid: this auction is illegal in that world
-                    pass
-            alive = legal
+        for action in inferred_turns(starts, info, alive):
+            chosen = self.heuristic_bids([starts[i] for i in alive], scores)
+            wanted = self.table.compact[action]
+            alive[:] = [i for i, c in zip(alive, chosen.tolist(), strict=True) if c == wanted]
         keep = set(alive)
         return [i in keep for i in range(len(worlds))]
 
@@ -105,6 +95,26 @@ class AuctionInference:
         """The seats whose bids are tested: every other seat whose hand the observer does not see."""
         exposed = info.contractor if info.exposed_hand is not None else -1
         return frozenset(s for s, _a in info.bids if s not in (info.seat, exposed))
+
+
+def inferred_turns(deals: list[Deal], info: InfoSet, alive: list[int]) -> Iterator[int]:
+    """Replay ``info.bids`` on the deals ``alive`` names (indices into ``deals``, each at the
+    auction's start), in place; before each bid of an inferred seat (:meth:`AuctionInference.inferred_seats`),
+    yield that bid's action with those deals at its turn. The caller may shrink ``alive`` (in place)
+    between turns, and the deals it drops are no longer replayed; a deal in which a bid is illegal
+    (``both_jokers_min_bid``) leaves ``alive``."""
+    inferred = AuctionInference.inferred_seats(info)
+    for seat, action in info.bids:
+        if seat in inferred and alive:
+            yield action
+        legal = []
+        for i in alive:
+            try:
+                deals[i].apply_action(action)
+                legal.append(i)
+            except IllegalActionError:
+                pass
+        alive[:] = legal
 
 
 class ConsistentSampler:
@@ -145,4 +155,4 @@ class ConsistentSampler:
         return self.uniform.sample(rng)
 
 
-__all__ = ["DEFAULT_BUDGET", "AuctionInference", "ConsistentSampler"]
+__all__ = ["DEFAULT_BUDGET", "AuctionInference", "ConsistentSampler", "inferred_turns"]

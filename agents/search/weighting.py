@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from agents.search.inference import AuctionInference
+from agents.search.inference import inferred_turns
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Deal
 from five_hundred_env.observation import ObservationEncoder
@@ -40,22 +40,19 @@ class BidLikelihood:
 
     def weights(self, worlds: Sequence[Deal], info: InfoSet, scores: Sequence[int] | None = None) -> np.ndarray:
         """Each world's weight (the largest 1); all 1 when no hidden seat has bid yet."""
-        inferred = AuctionInference.inferred_seats(info)
         deals = [Deal(self.rules, world.dealt, world.kitty, info.dealer) for world in worlds]
+        alive = list(range(len(deals)))  # every world: each is a deal its auction led to
         rows: list[np.ndarray] = []
         masks: list[np.ndarray] = []
         owners: list[int] = []
         chosen: list[int] = []
-        for seat, action in info.bids:
-            if seat in inferred:
-                for w, deal in enumerate(deals):
-                    turn = self.encoder.encode_turn(deal, self.table, scores)
-                    rows.append(turn["observation"])
-                    masks.append(turn["action_mask"])
-                    owners.append(w)
-                    chosen.append(self.table.compact[action])
-            for deal in deals:
-                deal.apply_action(action)
+        for action in inferred_turns(deals, info, alive):
+            for w in alive:
+                turn = self.encoder.encode_turn(deals[w], self.table, scores)
+                rows.append(turn["observation"])
+                masks.append(turn["action_mask"])
+                owners.append(w)
+                chosen.append(self.table.compact[action])
         log_weight = np.zeros(len(worlds))
         if rows:
             logits = self.policy.logits_batch(np.stack(rows), np.stack(masks))  # type: ignore[attr-defined]

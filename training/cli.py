@@ -29,8 +29,8 @@ from training.settings.command_options import (
 )
 
 DESCRIPTION = ("Five Hundred: play a game in the terminal, watch agents play, replay a record, evaluate agents in duplicate, "
-               "rate several in a league, write an agent's games as a dataset, train an agent by PPO self-play, export its "
-               "policy, plot a run.")
+               "rate several in a league, write an agent's games as a dataset, train an agent from a YAML config "
+               "(PPO, Deep Monte-Carlo or search distillation), export its policy, plot a run.")
 
 
 AGENT_SPECS = """\
@@ -335,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--verbose", "-v", action="store_true", help="print every action")
     demo.set_defaults(func=_demo)
-    train = sub.add_parser("train", help="train an agent by PPO self-play from a YAML config")
+    train = sub.add_parser("train", help="train an agent from a YAML config: PPO self-play, Deep Monte-Carlo "
+                                   "or search distillation (train.algorithm)")
     train.add_argument("config", help="a YAML config, e.g. configs/quickstart.yaml")
     train.add_argument("overrides", nargs=argparse.REMAINDER, metavar="KEY=VALUE",
                        help="override a config key, e.g. train.total_steps=2e6")

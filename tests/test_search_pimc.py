@@ -72,9 +72,12 @@ def test_the_default_base_is_the_shipped_network_where_it_can_play(monkeypatch: 
     agent = PIMCAgent(make_rules("australian"), seed=0)
     assert agent.base_spec == "pretrained" and type(agent._base.get()).__name__ == "NeuralAgent"
     assert PIMCAgent(make_rules("australian", slam_bonus=False), seed=0).base_spec == "heuristic"
-    assert PIMCAgent(make_rules("five_handed"), seed=0).base_spec == "heuristic"  # no network ships for it
+    assert PIMCAgent(make_rules("five_handed"), seed=0).base_spec == "pretrained"
     assert PIMCAgent(make_rules("australian"), seed=0, base="heuristic").base_spec == "heuristic"
     assert PIMCAgent(make_rules("australian"), seed=0, base=None).base_spec == "heuristic"
+    with monkeypatch.context() as patched:
+        patched.setattr("agents.pretrained.available_presets", lambda: ["two_handed"])  # as if none shipped for australian
+        assert PIMCAgent(make_rules("australian"), seed=0).base_spec == "heuristic"
     monkeypatch.setattr("agents.pretrained.find_spec", lambda name: None)  # as without torch
     assert PIMCAgent(make_rules("australian"), seed=0).base_spec == "heuristic"
 

@@ -30,7 +30,8 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     its ``model_spec`` and the actor's weights only (the critic, never used to play, is left
     out), the parameters stored as ``dtype`` (:data:`POLICY_DTYPES`), and a ``provenance``
     dict (the source's file name and sha256, the export time, ``note``, and ``flushed_to_zero``:
-    how many non-zero weights are too small for ``dtype`` and were stored as 0). ``advice_weight``
+    how many non-zero weights are too small for ``dtype`` and were stored as 0; for a policy file
+    exported again, ``from``: the provenance it had, its recipe and budget). ``advice_weight``
     replaces the network's own (a regression fit's threshold, in its units of 100 points: the
     greedy network leaves the advised action only where an estimated advantage beats it by more;
     one per decision kind for a network with a phase slice, :func:`~agents.neural.set_advice_weights`),
@@ -43,6 +44,8 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     data = read_checkpoint(source)
     model = model_from_checkpoint(data, source)
     origin: dict[str, Any] = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
+    if data.get("provenance"):  # a policy file exported again keeps its recipe (config, budget) under "from"
+        origin["from"] = data["provenance"]
     if advice_weight is not None:
         try:
             set_advice_weights(model, advice_weight)

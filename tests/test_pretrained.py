@@ -109,6 +109,9 @@ def test_a_policy_file_holds_the_actor_and_its_provenance(tmp_path):
     exact = tmp_path / "exact.pt"
     export_policy(out, exact, dtype="float32")  # a policy file exports again
     assert read_checkpoint(exact)["model"].keys() == data["model"].keys()
+    again = torch.load(exact, weights_only=True)["provenance"]
+    assert again["source"] == "policy.pt" and again["from"] == provenance  # the recipe it was made by stays
+    assert "from" not in provenance  # a checkpoint has no provenance to carry
 
 
 def test_a_policy_file_has_no_critic(tmp_path):

@@ -202,14 +202,40 @@ def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_r
     assert {0, 3} <= phases_played(str(folder / "runs" / "tiny" / "final.pt"), "australian", 12, {0})
 
 
-def test_the_shipped_two_handed_network_makes_every_decision_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    """§10's two-handed game ships a distilled network (configs/distill_two_handed.yaml): bids,
-    discards and card play, with the heuristic and the search made to raise."""
+DISTILLED = ["italian_3p", "french_46", "two_handed", "five_handed"]
+"""The presets whose shipped network is distilled (configs/distill_<preset>.yaml)."""
+
+
+@pytest.mark.parametrize("preset", DISTILLED)
+def test_a_shipped_distilled_network_makes_every_decision_itself(monkeypatch: pytest.MonkeyPatch, preset: str) -> None:
+    """The distilled `pretrained` networks bid, discard and play (and call a partner, §10's
+    five-handed game) with the heuristic and the search made to raise."""
     from agents.pretrained import load_pretrained
 
-    assert load_pretrained("two_handed", seed=0).model.advice == "none"  # no heuristic advice input
+    assert load_pretrained(preset, seed=0).model.advice == "none"  # no heuristic advice input
     forbid_the_heuristic_and_the_search(monkeypatch)
-    assert {0, 1, 3} <= phases_played("pretrained", "two_handed", 16, {0, 1})
+    rules = make_rules(preset)
+    assert {0, 1, 3} <= phases_played("pretrained", preset, 16, set(range(rules.num_players)))
+
+
+def test_a_run_can_start_from_a_network_and_refuses_one_that_differs(tiny_run, tmp_path: Path) -> None:
+    from training.algorithms.distill import build_policy
+
+    folder, _, _ = tiny_run
+    final = folder / "runs" / "tiny" / "final.pt"
+    rules = make_rules("australian")
+    started = build_policy(tiny(tmp_path, f"network.init={final}"), rules)
+    stored = torch.load(final, weights_only=True)["model"]
+    assert all(torch.equal(started.state_dict()[k], stored[k].float()) for k in stored)
+    fresh = build_policy(tiny(tmp_path), rules)
+    assert not torch.equal(fresh.actor[0].weight, started.actor[0].weight)
+    with pytest.raises(ValueError, match=r"differs from the config's in hidden_sizes \(\[32\], the config \[64\]\)"):
+        build_policy(tiny(tmp_path, f"network.init={final}", "network.hidden_sizes=[64]"), rules)
+    rounds: list[str] = []  # a round over it: no imitation fit, the search's epochs from its weights
+    train_distill(tiny(folder, f"network.init={final}", "logging.run_name=round2", "fit.imitation_decisions=0",
+                       "fit.search_epochs=1"), log=rounds.append)
+    report = json.loads((folder / "runs" / "round2" / "final_eval.json").read_text())
+    assert [s["fit"] for s in report["evaluations"]] == ["search"]
 
 
 def test_configs_that_fit_nothing_or_mix_without_imitation_are_refused(tmp_path: Path) -> None:

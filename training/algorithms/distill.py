@@ -54,7 +54,7 @@ import yaml
 from torch.nn import functional
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
-from agents.neural import ActorCritic
+from agents.neural import ActorCritic, model_from_checkpoint, read_checkpoint
 from agents.policy_files import write_policy
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.dataset import MANIFEST, DatasetError, open_dataset
@@ -139,8 +139,22 @@ def _endless(folders: list[Path], batch_size: int, seed: int) -> Iterator[dict[s
 # -- the fits ------------------------------------------------------------------------------------
 
 def build_policy(config: DistillConfig, rules: Rules) -> ActorCritic:
-    """The config's policy network, fresh (seeded by torch's global generator)."""
-    return ActorCritic.for_rules(rules, config.network.hidden_sizes, config.network.activation, policy_only=True)
+    """The config's policy network: fresh (seeded by torch's global generator), or with the actor
+    weights of ``network.init``, which must be a network of these rules with the config's sizes and
+    activation and no advice input (a ``ValueError`` names what differs)."""
+    model = ActorCritic.for_rules(rules, config.network.hidden_sizes, config.network.activation, policy_only=True)
+    path = config.network.init
+    if path:
+        start = model_from_checkpoint(read_checkpoint(path, rules), path)
+        ours, theirs = model.spec(), start.spec()
+        differ = [k for k in ("obs_size", "num_actions", "hidden_sizes", "activation", "advice", "scores_at")
+                  if ours[k] != theirs[k]]
+        if differ:
+            raise ValueError(f"network.init {path}: its network differs from the config's in "
+                             + ", ".join(f"{k} ({theirs[k]!r}, the config {ours[k]!r})" for k in differ))
+        weights = start.state_dict()
+        model.load_state_dict({name: weights[name] for name in model.state_dict()})
+    return model
 
 
 @functools.cache

@@ -63,6 +63,9 @@ class DistillNetworkConfig(Section):
 
     hidden_sizes: list[int] = Field(default_factory=lambda: [512, 512], min_length=1, max_length=8)
     activation: Literal["relu", "tanh"] = "relu"
+    init: str | None = Field(None, description=(
+        "a policy file or checkpoint to start from instead of a fresh network (a round of search over a "
+        "distilled network, refitted): a network of these rules with no advice input and these sizes"))
 
     @model_validator(mode="after")
     def _sizes(self) -> DistillNetworkConfig:

@@ -267,8 +267,9 @@ def test_a_hint_names_a_legal_move_and_marks_it(page):
     page.select_option("#hint-agent", "pretrained")
     page.click("#hint")
     page.wait_for_selector("#hint-text:has-text('would play')")
-    action = page.inner_text("#hint-text").rsplit(" ", 1)[1]
-    assert page.query_selector(f'[data-action="{action}"].hinted, #hand .card.hinted[data-card="{action.split(":")[0]}"]')
+    action = page.get_attribute("#hint-text", "data-action")  # the move's id; the text writes a bid 7D as 7♦
+    assert page.query_selector(f'button[data-action="{action}"].hinted:enabled, '
+                               f'#hand .card.legal.hinted[data-card="{action.split(":")[0]}"]')  # marked, and legal
 
 
 def test_watching_agents_step_by_step_then_to_the_end(page):

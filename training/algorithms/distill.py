@@ -54,7 +54,7 @@ import yaml
 from torch.nn import functional
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
-from agents.neural import ActorCritic, model_from_checkpoint, read_checkpoint
+from agents.neural import ActorCritic, read_checkpoint
 from agents.policy_files import write_policy
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.dataset import MANIFEST, DatasetError, open_dataset
@@ -145,15 +145,14 @@ def build_policy(config: DistillConfig, rules: Rules) -> ActorCritic:
     model = ActorCritic.for_rules(rules, config.network.hidden_sizes, config.network.activation, policy_only=True)
     path = config.network.init
     if path:
-        start = model_from_checkpoint(read_checkpoint(path, rules), path)
-        ours, theirs = model.spec(), start.spec()
+        data = read_checkpoint(path, rules)  # its spec and weights checked
+        ours, theirs = model.spec(), data["model_spec"]
         differ = [k for k in ("obs_size", "num_actions", "hidden_sizes", "activation", "advice", "scores_at")
                   if ours[k] != theirs[k]]
         if differ:
             raise ValueError(f"network.init {path}: its network differs from the config's in "
                              + ", ".join(f"{k} ({theirs[k]!r}, the config {ours[k]!r})" for k in differ))
-        weights = start.state_dict()
-        model.load_state_dict({name: weights[name] for name in model.state_dict()})
+        model.load_state_dict({name: data["model"][name] for name in model.state_dict()})  # a critic, if any, is left
     return model
 
 

@@ -33,7 +33,8 @@ RECIPE = Path(__file__).parent.parent / "configs" / "distill_australian.yaml"
 
 def tiny(tmp_path: Path, *more: str) -> DistillConfig:
     """The recipe made tiny: a few deals of each source, a small network, short evaluations."""
-    overrides = [f"data.dir={tmp_path / 'data'}", "data.imitation.deals=150", "data.imitation.chunk_deals=100",
+    overrides = [f"data.dir={tmp_path / 'data'}", "data.imitation.agent=pretrained",
+                 "data.imitation.deals=150", "data.imitation.chunk_deals=100",
                  "data.search.agent=pimc:worlds=2", "data.search.deals=8", "data.search.chunk_deals=4",
                  "network.hidden_sizes=[32]", "fit.imitation_decisions=3000", "fit.search_epochs=2",
                  "fit.batch_size=256", "evaluation.deals=6", "evaluation.games=1", "evaluation.interval=1",
@@ -53,9 +54,11 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DistillCon
 
 def test_the_recipe_names_the_search_and_chooses_on_games() -> None:
     config = load_config(RECIPE, model=DistillConfig)
-    assert config.data.search.agent == "pimc" and config.data.imitation.agent == "pretrained"
+    bids_file = "agents/pretrained/stages/australian_bids.pt"  # the network shipped before the distilled one
+    assert config.data.search.agent == f"pimc:base={bids_file}" and config.data.imitation.agent == bids_file
     assert config.evaluation.games > 0 and config.evaluation.opponent == "heuristic"
-    assert sorted(config.fit.kinds) == sorted(DECISION_KINDS)
+    # the bids stay the imitation's: fitted to the search's deal values they win points and lose games
+    assert sorted(config.fit.kinds) == sorted(set(DECISION_KINDS) - {"bid"})
 
 
 def test_a_run_plays_each_chunk_once_and_a_second_run_reads_them(tiny_run, tmp_path: Path) -> None:
@@ -202,7 +205,7 @@ def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_r
     assert {0, 3} <= phases_played(str(folder / "runs" / "tiny" / "final.pt"), "australian", 12, {0})
 
 
-DISTILLED = ["italian_3p", "french_46", "two_handed", "five_handed"]
+DISTILLED = ["australian", "italian_3p", "french_46", "two_handed", "five_handed"]
 """The presets whose shipped network is distilled (configs/distill_<preset>.yaml)."""
 
 

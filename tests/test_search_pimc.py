@@ -92,7 +92,8 @@ def test_misere_play_false_leaves_a_closed_miseres_card_play_to_the_base_agent(m
     encoder, table = ObservationEncoder(rules), ActionTable(rules)
     heuristic = HeuristicAgent(rules, seed=0)
     for kind in ("misere", "open_misere", "suit"):
-        agent = PIMCAgent(rules, seed=3, worlds=2, misere_play=misere_play)
+        # the heuristic as the base, so "left to the base" reads as "the heuristic's card"
+        agent = PIMCAgent(rules, seed=3, worlds=2, misere_play=misere_play, base="heuristic")
         same = plays = 0
         deal = position(rules, rng, kind, tricks_left=rules.hand_size, extra_cards=0)
         while not deal.is_over:
@@ -119,7 +120,8 @@ def test_equal_cards_search_one_card_of_each_run_and_skip_a_choice_among_equals(
     rng = random.Random(11)
     encoder, table = ObservationEncoder(rules), ActionTable(rules)
     heuristic = HeuristicAgent(rules, seed=0)
-    agent = PIMCAgent(rules, seed=3, worlds=2, equal_cards=equal_cards, search="play", solver_tricks=0)
+    # the heuristic as the base: a run's representative is the base's card, compared with the heuristic's below
+    agent = PIMCAgent(rules, seed=3, worlds=2, equal_cards=equal_cards, search="play", solver_tricks=0, base="heuristic")
     skipped = fewer = 0
     for _ in range(6):
         deal = position(rules, rng, "suit", tricks_left=rules.hand_size, extra_cards=0)

@@ -63,7 +63,7 @@ def test_options_reach_the_factory_and_the_label_is_the_spec_as_written(recordin
 @pytest.mark.parametrize(("spec", "words"), [
     ("pimc:wrlds=8", r"'pimc' has no option 'wrlds' \(it takes worlds, seconds, rollout, solver_tricks, search, base, "
                      r"min_gain, bid_worlds, kitty_worlds, inference, inference_budget, win_bonus, misere_play, equal_cards, "
-                     r"play_inference, bid_weights\)"),
+                     r"play_inference, bid_weights, game_values\)"),
     ("heuristic:depth=2", r"'heuristic' has no option 'depth' \(it takes none\)"),
     ("pretrained:greedy=false", r"'pretrained' has no option 'greedy' \(it takes none\)"),
     ("pimc:worlds", r"expected NAME:key=value,key=value, got 'worlds'"),

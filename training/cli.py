@@ -42,7 +42,7 @@ agents (AGENT_A, AGENT_B; also play --opponents, watch):
   NAME:key=value,...     an agent built with options, e.g. pimc:worlds=8,bid_worlds=8,kitty_worlds=8,seconds=0.05
                          (pimc: worlds, seconds, rollout, solver_tricks, search, base, min_gain, bid_worlds,
                          kitty_worlds, inference, inference_budget, win_bonus, misere_play, equal_cards,
-                         play_inference, bid_weights)
+                         play_inference, bid_weights, game_values)
   SPEC@KINDS             SPEC makes the decisions of KINDS (bid, discard, nominate, play, joined by +),
                          the heuristic all the others: pretrained@play, pimc:worlds=4@bid+play
   PATH.pt                a checkpoint of five-hundred train (runs/NAME/final.pt) or a policy file of export

@@ -29,6 +29,7 @@ import numpy as np
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent, parse_kinds
 from agents.heuristic import HeuristicAgent
 from agents.pretrained import strongest_plain_agent
+from agents.search.game_values import GameValues
 from agents.search.inference import DEFAULT_BUDGET, AuctionInference
 from agents.search.play_inference import inferred_sampler, play_exclusions
 from agents.search.tracking import ObservationTracker
@@ -211,7 +212,8 @@ class PIMCAgent(Agent):
                  min_gain: float | Mapping[str, float] = DEFAULT_MIN_GAIN, bid_worlds: int | None = DEFAULT_AUCTION_WORLDS,
                  kitty_worlds: int | None = DEFAULT_AUCTION_WORLDS, inference: bool = False,
                  inference_budget: int = DEFAULT_BUDGET, win_bonus: float = 0.0, misere_play: bool = True,
-                 equal_cards: bool = True, play_inference: bool = True, bid_weights: float = 0.0) -> None:
+                 equal_cards: bool = True, play_inference: bool = True, bid_weights: float = 0.0,
+                 game_values: GameValues | str | None = None) -> None:
         super().__init__(rules, seed)
         worlds = _check_worlds("worlds", worlds)
         if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
@@ -235,6 +237,12 @@ class PIMCAgent(Agent):
             raise ValueError(f"win_bonus must be a number of points >= 0, got {win_bonus!r}")
         self.win_bonus = float(win_bonus)
         """Points a deal that wins the game is worth beyond its own (0: the deal's points only)."""
+        if isinstance(game_values, str):
+            game_values = GameValues.load(game_values, self.rules)
+        if game_values is not None and self.win_bonus:
+            raise ValueError("win_bonus and game_values are two ways to value the game: give one")
+        self.game_values = game_values
+        """The chance to win the game from each pair of scores, when deals are valued by it (``None``: by their points)."""
         if not isinstance(misere_play, bool):
             raise ValueError(f"misere_play must be true or false, got {misere_play!r}")
         self.misere_play = misere_play
@@ -349,7 +357,7 @@ class PIMCAgent(Agent):
                 vector: np.ndarray) -> int:
         """The candidate with the best mean over the worlds, if it beats ``base_action`` by ``min_gain``."""
         start = time.perf_counter()
-        stakes = GameStakes(tuple(self._scores(vector, info.seat)), self.win_bonus)
+        stakes = GameStakes(tuple(self._scores(vector, info.seat)), self.win_bonus, self.game_values)
         if self._play_out is None:  # the heuristic's playouts run in batches where numba is installed
             self._play_out = batch_play_out(self.rules, self.rollout)
         if not isinstance(self._play_out, BatchPlayOut) and self._play_out_scores != stakes.scores:

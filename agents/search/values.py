@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from agents.search.game_values import GameValues
 from agents.search.solver import side_scores
 from five_hundred_env.actions import (
     MISERE,
@@ -78,9 +79,15 @@ class GameStakes:
 
     scores: tuple[int, ...]
     win_bonus: float = 0.0
+    game_values: GameValues | None = None
+    """With a table, a deal is worth the change it makes to the side's chance to win the game
+    (:class:`~agents.search.game_values.GameValues`), not its points."""
 
     def value(self, rules: Rules, outcome: Outcome, side: int) -> float:
-        """``side``'s worth of a deal that ended with ``outcome``: its zero-sum result, plus the win bonus's share."""
+        """``side``'s worth of a deal that ended with ``outcome``: its zero-sum result, plus the win
+        bonus's share; or, with ``game_values``, the change in its chance to win the game."""
+        if self.game_values is not None:
+            return self.game_values.value(self.scores, outcome.change, outcome.team, outcome.made, side)
         value = zero_sum_result(outcome.change, side)
         if self.win_bonus and outcome.team:
             after = [s + c for s, c in zip(self.scores, outcome.change, strict=True)]

@@ -211,6 +211,22 @@ def board_results(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, seed: in
         yield play_board(env, deal, agent_a, agent_b, seed=seed * 1_000_003 + i, seats=seats, on_bot_error=on_bot_error)
 
 
+def match_outcomes(rules: Rules, agent_a: AgentLike, agent_b: AgentLike, deals: int,
+                   seed: int) -> list[tuple[int, int, int, bool]]:
+    """Every play of ``deals`` boards of the match of ``seed`` (a game of two sides), as A's side saw
+    it: ``(A's change, B's change, contractor, made)``, the contractor ``0`` (A's side), ``1`` (B's)
+    or ``-1`` (thrown in): what :meth:`agents.search.game_values.GameValues.fit` takes."""
+    if rules.num_sides != 2:
+        raise ValueError(f"match outcomes are kept for games of two sides, not {rules.num_sides}")
+    outcomes = []
+    for board in board_results(rules, agent_a, agent_b, seed, 0, deals):
+        for play in board:
+            a_side = next(side for side, who in zip(play.side_of_seat, play.seats, strict=True) if who == "A")
+            contractor = -1 if play.contractor < 0 else int(rules.side_of(play.contractor) != a_side)
+            outcomes.append((play.score_change[a_side], play.score_change[1 - a_side], contractor, play.made))
+    return outcomes
+
+
 @dataclass(frozen=True)
 class GameResult:
     """What the report counts of one game to 500: the seats' sides, its length, whether it ended
@@ -261,6 +277,7 @@ __all__ = [
     "board_results",
     "forfeit_points",
     "game_results",
+    "match_outcomes",
     "play_board",
     "seat_layouts",
 ]

@@ -61,13 +61,18 @@ class GameValues:
         low = rules.losing_score + STEP
         grid = np.arange(low, top + 1, STEP)
         own, other = np.meshgrid(grid, grid, indexing="ij")
+        # §9 tabulated once per kind of deal end over every pair of scores a deal can leave
+        changes = [change for a, b, _, _ in counts for change in (a, b)]
+        reach = np.arange(low + min(0, *changes), top + max(0, *changes) + 1, STEP)
+        pairs = np.meshgrid(reach, reach, indexing="ij")
+        ends = {end: _game_end(rules, *pairs, *end) for end in {(c, m) for _, _, c, m in counts}}
         total = sum(counts.values())
         steps = []
         for (a, b, contractor, made), n in counts.items():
-            after_own, after_other = own + a, other + b
-            ended, won = _game_end(rules, after_own, after_other, contractor, made)
-            i = np.clip((after_own - low) // STEP, 0, len(grid) - 1)
-            j = np.clip((after_other - low) // STEP, 0, len(grid) - 1)
+            after_own, after_other = (own + a - reach[0]) // STEP, (other + b - reach[0]) // STEP
+            ended, won = (table[after_own, after_other] for table in ends[contractor, made])
+            i = np.clip((own + a - low) // STEP, 0, len(grid) - 1)
+            j = np.clip((other + b - low) // STEP, 0, len(grid) - 1)
             steps.append((n / total, ended, won, i, j))
         win = np.full(own.shape, 0.5)
         for _ in range(max_sweeps):
@@ -112,21 +117,16 @@ class GameValues:
 
 
 def _game_end(rules: Rules, own: np.ndarray, other: np.ndarray, contractor: int, made: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Over the grid: whether a deal that leaves these scores ends the game, and whether this side
-    (side 0 here) wins it — :func:`contract_winners` (§9) for two sides, on arrays."""
-    reach_own, reach_other = own >= rules.target, other >= rules.target
-    if rules.win_needs_contract:
-        reach_own &= made and contractor == 0
-        reach_other &= made and contractor == 1
-    both = reach_own & reach_other  # only without win_needs_contract: the contractor, else the higher score
-    own_first = np.full(own.shape, contractor == 0) if contractor >= 0 else own >= other
-    reached = reach_own | reach_other
-    won_reached = np.where(both, own_first, reach_own)
-    lost_own, lost_other = own <= rules.losing_score, other <= rules.losing_score
-    sunk = ~reached & (lost_own | lost_other)
-    won_sunk = np.where(lost_own & lost_other, own >= other, lost_other)  # both sunk: the higher score
-    ended = reached | sunk
-    return ended, np.where(reached, won_reached, won_sunk & sunk).astype(float)
+    """Over arrays of the scores a deal leaves: whether it ends the game and whether this side (side
+    0 here) wins it — the engine's :func:`contract_winners` (§9), asked once per distinct pair."""
+    team = [] if contractor < 0 else [contractor]
+    own_values, own_at = np.unique(own, return_inverse=True)
+    other_values, other_at = np.unique(other, return_inverse=True)
+    winners = [[contract_winners(rules, [a, b], team, made) for b in other_values.tolist()] for a in own_values.tolist()]
+    ended = np.array([[bool(w) for w in row] for row in winners])
+    won = np.array([[0 in w for w in row] for row in winners], dtype=float)
+    own_at, other_at = own_at.reshape(own.shape), other_at.reshape(other.shape)
+    return ended[own_at, other_at], won[own_at, other_at]
 
 
 __all__ = ["DEFAULT_SCALE", "STEP", "GameValues"]

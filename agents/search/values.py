@@ -14,11 +14,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from agents.search.game_values import GameValues
 from agents.search.solver import side_scores
 from five_hundred_env.actions import (
     MISERE,
@@ -36,6 +35,9 @@ from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.sampling import InfoSet, WorldSampler
 from five_hundred_env.scoring import contract_made, win_bonus_share, zero_sum_result
+
+if TYPE_CHECKING:  # an annotation only: the table is built by whoever values the game
+    from agents.search.game_values import GameValues
 
 try:  # the compiled solver (numba): solver.py's values, 5-30x faster; the Python solver without numba
     from agents.search.compiled_solver import action_values

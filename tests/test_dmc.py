@@ -20,7 +20,7 @@ from network_helpers import flip_a_byte
 from agents.dmc import DMCAgent
 from agents.registry import make_agent
 from agents.weights_files import CheckpointError
-from training.algorithms.dmc import Decisions, build_q_network, train_dmc
+from training.algorithms.dmc import Decisions, build_baseline, build_q_network, load_init, train_dmc
 from training.algorithms.warmstart import score_ci
 from training.evaluation.dmc_evaluation import evaluate
 from training.settings.config import ConfigError, config_algorithm, config_from_dict, load_config
@@ -162,3 +162,34 @@ def test_a_byte_flipped_in_a_dmc_checkpoints_weights_is_refused_to_play_and_to_r
         make_agent(str(latest), "australian")
     with pytest.raises(CheckpointError, match=f"^{latest}: its tensors do not match the sha256"):
         train_dmc(config, resume=True, log=lambda _: None)
+
+
+def test_network_init_starts_from_a_checkpoint_or_policy_file_and_refuses_another_shape(tmp_path: Path) -> None:
+    """``network.init``: the run starts from the file's Q-network (its start.pt is that network, so
+    the run's `start` opponent and learning line measure what training added), a checkpoint's
+    baseline with it; a network of another shape is refused before the run folder is made."""
+    from agents.dmc import export_dmc_policy
+
+    first = tiny_config(tmp_path / "a", total_steps=2000)
+    first = first.model_copy(update={"network": first.network.model_copy(update={"baseline": "central"})})
+    latest = train_dmc(first, stop_after_updates=1, log=lambda _: None).final_checkpoint
+    saved = torch.load(latest, weights_only=True)
+    policy = tmp_path / "policy.pt"
+    export_dmc_policy(latest, policy, dtype="float32")
+    rules = first.to_rules()
+    for source, baseline_taken in ((latest, True), (policy, False)):
+        config = first.model_copy(update={
+            "network": first.network.model_copy(update={"init": str(source)}),
+            "logging": first.logging.model_copy(update={"dir": str(tmp_path / source.stem)})})
+        model, baseline = build_q_network(config, rules), build_baseline(config, rules)
+        load_init(config, rules, model, baseline)
+        same_baseline = all(torch.equal(baseline.state_dict()[k], saved["baseline"][k]) for k in saved["baseline"])
+        assert same_baseline == baseline_taken
+        train_dmc(config, stop_after_updates=1, log=lambda _: None)
+        start = torch.load(tmp_path / source.stem / "dmc" / "start.pt", weights_only=True)
+        assert all(torch.equal(start["model"][k], saved["model"][k]) for k in saved["model"])
+    wider = first.model_copy(update={"network": first.network.model_copy(update={"init": str(policy), "hidden_sizes": [32]}),
+                                     "logging": first.logging.model_copy(update={"dir": str(tmp_path / "wider")})})
+    with pytest.raises(ConfigError, match=r"network.init .*policy.pt: its Q-network differs from the config's in hidden_sizes"):
+        train_dmc(wider, log=lambda _: None)
+    assert not (tmp_path / "wider").exists()

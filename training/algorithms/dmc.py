@@ -50,7 +50,7 @@ import torch
 import yaml
 from torch import nn
 
-from agents.dmc import DMC_FORMAT, QNetwork
+from agents.dmc import DMC_FORMAT, QNetwork, read_dmc_checkpoint
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
@@ -330,6 +330,28 @@ def build_baseline(config: DmcConfig, rules: Rules) -> QNetwork | None:
                     actions="output")
 
 
+def load_init(config: DmcConfig, rules: Rules, model: QNetwork, baseline: QNetwork | None) -> None:
+    """Start from ``network.init`` (a DMC policy file or checkpoint of these rules): its Q-network's
+    weights, which must match the config's network (a ``ConfigError`` names what differs), and a
+    checkpoint's baseline where both have one (a policy file has none: the baseline starts fresh)."""
+    path = config.network.init
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a missing or damaged file
+        raise ConfigError(f"network.init {path}: not a readable DMC policy file or checkpoint ({type(e).__name__})") from None
+    if not isinstance(data, dict) or data.get("format") != DMC_FORMAT:
+        raise ConfigError(f"network.init {path}: not a DMC policy file or checkpoint (format {DMC_FORMAT!r})")
+    theirs, _ = read_dmc_checkpoint(data, path, rules)
+    ours_spec, their_spec = model.spec(), theirs.spec()
+    differ = [k for k in ours_spec if ours_spec[k] != their_spec.get(k)]
+    if differ:
+        raise ConfigError(f"network.init {path}: its Q-network differs from the config's in "
+                          + ", ".join(f"{k} ({their_spec.get(k)!r}, the config {ours_spec[k]!r})" for k in differ))
+    model.load_state_dict(theirs.state_dict())
+    if baseline is not None and "baseline" in data and data.get("baseline_spec") == baseline.spec():
+        baseline.load_state_dict(data["baseline"])
+
+
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
     data = read_resume_checkpoint(run, DMC_FORMAT, "a DMC training checkpoint (a PPO run's, or a final.pt?)",
                                   config.to_dict(), ("rules", "network"))
@@ -363,6 +385,8 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     torch.manual_seed(config.seed)
     tc, ev, cc = config.train, config.evaluation, config.curriculum
     model, baseline = build_q_network(config, rules), build_baseline(config, rules)
+    if config.network.init and not resume:  # checked before the run folder is touched
+        load_init(config, rules, model, baseline)
     parameters = [*model.parameters(), *(baseline.parameters() if baseline is not None else ())]
     state = DmcState(model, torch.optim.Adam(parameters, lr=tc.learning_rate, eps=tc.adam_eps),
                      np.random.default_rng(config.seed), baseline)
@@ -373,7 +397,7 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     start = run.run_dir / START_NAME
     if resume:
         _resume(state, run, config, log)
-    else:  # the network as it began: the start opponent
+    else:  # the network as it began (fresh or network.init's): the start opponent
         save_checkpoint_file(run, start, state.payload(rules, config, whole=False))
     runlog = RunLog(run, config.logging, state.global_step if resume else None, log)
     # The games restart on resume, from a seed of the run's seed and the updates done.

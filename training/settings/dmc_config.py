@@ -85,6 +85,10 @@ class DmcNetworkConfig(Section):
         "none", description="central: a value network over the global state (every hand: training only) fitted to "
                             "the returns, whose value of each decision's state is taken from its return before the "
                             "Q-network is fitted to it (less noise, the same best action)")
+    init: str | None = Field(None, description=(
+        "a DMC policy file or checkpoint to start from instead of a fresh network (the shipped scratch network "
+        "trained on): its Q-network must have these rules, sizes, activation and action shape; a checkpoint's "
+        "baseline network is taken too where network.baseline is central"))
 
     @model_validator(mode="after")
     def _sizes(self) -> DmcNetworkConfig:

@@ -89,25 +89,27 @@ class QNetwork(nn.Module):
         offsets[1:] = torch.bincount(games, minlength=len(obs)).cumsum(0)[:-1]
         return self.obs_in(columns, offsets, per_sample_weights=values) + self.bias
 
-    def q(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """``Q(obs[rows[i]], actions[i])`` for every pair ``i``: ``obs`` ``[B, D]``, ``rows`` and ``actions`` ``[N]``."""
-        features = self.features(obs)
+    def q(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """``Q(obs[rows[i]], actions[i])`` for every pair ``i``: ``obs`` ``[B, D]``, ``rows`` and ``actions`` ``[N]``;
+        ``extra`` ``[B, H]`` (training only: an oracle's input) is added to the first layer's features."""
+        features = self.features(obs) if extra is None else self.features(obs) + extra
         if self.action_output:
             return self.body(features)[rows, actions]
         return self.body(features[rows] + self.action_in(actions)).squeeze(-1)
 
-    def legal_q(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``[B, A]``: the Q-value of every legal action, ``-inf`` elsewhere."""
+    def legal_q(self, obs: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """``[B, A]``: the Q-value of every legal action, ``-inf`` elsewhere (``extra``: as :meth:`q`'s)."""
         if self.action_output:
-            return self.body(self.features(obs)).masked_fill(~mask.bool(), -torch.inf)
+            features = self.features(obs) if extra is None else self.features(obs) + extra
+            return self.body(features).masked_fill(~mask.bool(), -torch.inf)
         rows, actions = torch.nonzero(mask, as_tuple=True)
         out = torch.full(mask.shape, -torch.inf)
-        out[rows, actions] = self.q(obs, rows, actions)
+        out[rows, actions] = self.q(obs, rows, actions, extra)
         return out
 
-    def greedy(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``[B]``: each row's legal action of highest Q-value."""
-        return self.legal_q(obs, mask.bool()).argmax(dim=1)
+    def greedy(self, obs: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """``[B]``: each row's legal action of highest Q-value (``extra``: as :meth:`q`'s)."""
+        return self.legal_q(obs, mask.bool(), extra).argmax(dim=1)
 
 
 class DMCAgent(Agent):

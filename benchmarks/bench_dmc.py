@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 import five_hundred_env
-from training.algorithms.dmc import Decisions, SelfPlay, build_q_network
+from training.algorithms.dmc import Decisions, SelfPlay
+from training.algorithms.dmc_networks import build_q_network
 from training.settings.dmc_config import DmcConfig
 
 

@@ -20,7 +20,8 @@ from network_helpers import flip_a_byte
 from agents.dmc import DMCAgent
 from agents.registry import make_agent
 from agents.weights_files import CheckpointError
-from training.algorithms.dmc import Decisions, build_baseline, build_q_network, load_init, train_dmc
+from training.algorithms.dmc import Decisions, train_dmc
+from training.algorithms.dmc_networks import build_baseline, build_q_network, load_init
 from training.algorithms.warmstart import score_ci
 from training.evaluation.dmc_evaluation import evaluate
 from training.settings.config import ConfigError, config_algorithm, config_from_dict, load_config
@@ -193,3 +194,51 @@ def test_network_init_starts_from_a_checkpoint_or_policy_file_and_refuses_anothe
     with pytest.raises(ConfigError, match=r"network.init .*policy.pt: its Q-network differs from the config's in hidden_sizes"):
         train_dmc(wider, log=lambda _: None)
     assert not (tmp_path / "wider").exists()
+
+
+def test_the_oracle_reads_each_hidden_card_kept_and_nothing_at_keep_zero() -> None:
+    """Oracle guiding (``network.oracle_steps``): the hidden part of the global state (every hand,
+    the kitty) enters the first layer entry by entry, each kept with probability ``keep``."""
+    from five_hundred_env import make_rules
+    from five_hundred_env.observation import ObservationEncoder
+    from training.algorithms.dmc_networks import OracleInput, build_oracle, oracle_keep
+
+    config = tiny_config(Path("unused"))
+    assert build_oracle(config, config.to_rules()) is None and oracle_keep(config, 0) == 0.0
+    config = config.model_copy(update={"network": config.network.model_copy(update={"oracle_steps": 1000})})
+    assert [oracle_keep(config, s) for s in (0, 250, 1000, 5000)] == [1.0, 0.75, 0.0, 0.0]
+    encoder = ObservationEncoder(make_rules("australian"))
+    oracle = build_oracle(config, config.to_rules())
+    assert isinstance(oracle, OracleInput) and oracle.hidden_size == encoder.state_size - encoder.size
+    states = np.zeros((3, encoder.state_size), dtype=np.int8)
+    states[0, [2, 40]] = 1
+    states[1, oracle.hidden_size + 5] = 1  # the seat's own observation: never the oracle's
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        full = oracle.features(states, 1.0, rng)
+        assert torch.allclose(full[0], oracle.table.weight[2] + oracle.table.weight[40])
+        assert not full[1:].any()
+        assert not oracle.features(states, 0.0, rng).any()
+        states[:] = 0
+        states[:, :oracle.hidden_size] = 1
+        kept = np.mean([float(oracle.features(states[:1], 0.5, rng)[0, 0]) for _ in range(400)])
+        assert abs(kept - 0.5 * float(oracle.table.weight[:, 0].sum())) < 0.15 * float(oracle.table.weight[:, 0].abs().sum())
+
+
+def test_an_oracle_guided_run_resumes_with_its_oracle_and_exports_a_network_without_it(tmp_path: Path) -> None:
+    from agents.dmc import export_dmc_policy
+
+    config = tiny_config(tmp_path, total_steps=8000)
+    config = config.model_copy(update={"network": config.network.model_copy(update={"oracle_steps": 6000})})
+    stopped = train_dmc(config, stop_after_updates=1, log=lambda _: None)
+    assert "oracle" in torch.load(stopped.final_checkpoint, weights_only=True)
+    result = train_dmc(config, resume=True, log=lambda _: None)
+    final = torch.load(result.final_checkpoint, weights_only=True)
+    assert "oracle" not in final and not any(k.startswith("oracle") for k in final["model"])
+    policy = tmp_path / "policy.pt"
+    export_dmc_policy(result.final_checkpoint, policy)
+    agent = make_agent(str(policy), "australian", seed=0)
+    assert isinstance(agent, DMCAgent) and agent.model.spec()["obs_size"] == 1399
+    plain = config.model_copy(update={"network": config.network.model_copy(update={"oracle_steps": 0})})
+    with pytest.raises(ConfigError, match="network"):
+        train_dmc(plain, resume=True, log=lambda _: None)

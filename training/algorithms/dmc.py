@@ -50,12 +50,19 @@ import torch
 import yaml
 from torch import nn
 
-from agents.dmc import DMC_FORMAT, QNetwork, read_dmc_checkpoint
-from five_hundred_env.actions import ActionTable
+from agents.dmc import DMC_FORMAT, QNetwork
 from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from five_hundred_env.vector import BatchEngine
+from training.algorithms.dmc_networks import (
+    OracleInput,
+    build_baseline,
+    build_oracle,
+    build_q_network,
+    load_init,
+    oracle_keep,
+)
 from training.algorithms.warmstart import learning_line, learning_verdict
 from training.evaluation.dmc_evaluation import eval_columns
 from training.evaluation.policy_evaluation import START, START_NAME
@@ -169,12 +176,13 @@ def epsilon(tc: DmcTrainConfig, step: int) -> float:
 class SelfPlay:
     """ε-greedy self-play of the current network in every seat of a batched engine's games."""
 
-    def __init__(self, config: DmcConfig, rules: Rules, model: QNetwork, rng: np.random.Generator, seed: int) -> None:
+    def __init__(self, config: DmcConfig, rules: Rules, model: QNetwork, rng: np.random.Generator, seed: int,
+                 oracle: OracleInput | None = None) -> None:
         e = config.env
         self.engine = BatchEngine(rules, config.train.num_envs, episode=e.episode, reward=e.reward,
                                   reward_scale=e.reward_scale, win_shaping=e.win_shaping, seed=seed)
-        self.model, self.rng = model, rng
-        self.central = config.network.baseline == "central"
+        self.model, self.rng, self.oracle = model, rng, oracle
+        self.central = config.network.baseline == "central" or oracle is not None  # the global state kept
         self.play_phase = ObservationEncoder(rules).layout["phase"][0] + int(Phase.PLAY)  # the observation's phase: play
         self.decisions = Decisions(config.train.num_envs, self.engine.obs_size, self.engine.state_size if self.central else 0)
         self.auction = Auction(config.train.num_envs, rules.num_players, config.curriculum.last_bidder_bids(0))
@@ -184,17 +192,18 @@ class SelfPlay:
         self.deals = 0
         self.steps = 0
 
-    def step(self, eps: float, last_bidder_bids: float = 0.0, trick_reward: float = 0.0) -> None:
+    def step(self, eps: float, last_bidder_bids: float = 0.0, trick_reward: float = 0.0, keep: float = 0.0) -> None:
         """One decision in every game; ``last_bidder_bids`` and ``trick_reward`` are the curriculum's
-        share of deals where the last bidder must bid and reward per trick now."""
+        share of deals where the last bidder must bid and reward per trick now, ``keep`` the oracle's."""
         engine = self.engine
         masks = self.auction.masks(engine.masks)
+        states = engine.state(seats=engine.seat) if self.central else None
         with torch.inference_mode():
-            greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(masks)).numpy()
+            extra = self.oracle.features(states, keep, self.rng) if self.oracle is not None and keep else None
+            greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(masks), extra).numpy()
         explore = self.rng.random(engine.num_games) < eps
         actions = np.where(explore, uniform_legal(masks, self.rng), greedy)
-        self.decisions.add(engine.obs, actions, engine.seat, engine.state(seats=engine.seat) if self.central else None,
-                           engine.obs[:, self.play_phase] != 0)
+        self.decisions.add(engine.obs, actions, engine.seat, states, engine.obs[:, self.play_phase] != 0)
         self.auction.record(engine.masks, actions)
         result = engine.step(actions)
         self.auction.new_deals(result.deal_done, last_bidder_bids, self.rng)
@@ -210,20 +219,22 @@ class SelfPlay:
         self.steps += engine.num_games
 
     def collect(self, batch_size: int, eps: float, last_bidder_bids: float = 0.0,
-                trick_reward: float = 0.0) -> dict[str, np.ndarray]:
+                trick_reward: float = 0.0, keep: float = 0.0) -> dict[str, np.ndarray]:
         """Play until ``batch_size`` decisions of ended episodes are ready; returns them."""
         while len(self.decisions.finished) < batch_size:
-            self.step(eps, last_bidder_bids, trick_reward)
+            self.step(eps, last_bidder_bids, trick_reward, keep)
         return self.decisions.take_finished()
 
 
 # -- the update ------------------------------------------------------------------------------------
 
 def dmc_update(model: QNetwork, optimizer: torch.optim.Optimizer, batch: dict[str, np.ndarray], tc: DmcTrainConfig,
-               rng: np.random.Generator, baseline: QNetwork | None = None) -> dict[str, float]:
+               rng: np.random.Generator, baseline: QNetwork | None = None, oracle: OracleInput | None = None,
+               keep: float = 0.0) -> dict[str, float]:
     """One pass over the batch, in minibatches: MSE between Q(o, a) and the Monte-Carlo return, or
     with a ``baseline`` (a value of the global state, fitted to the return) the return less the
-    baseline's value of the state the decision was taken in."""
+    baseline's value of the state the decision was taken in; with an ``oracle`` and ``keep`` above
+    0, Q also reads the hidden cards, each entry kept with probability ``keep``."""
     n = len(batch["actions"])
     order = rng.permutation(n)
     losses, baseline_losses = [], []
@@ -232,7 +243,8 @@ def dmc_update(model: QNetwork, optimizer: torch.optim.Optimizer, batch: dict[st
         mb = order[start:start + tc.minibatch_size]
         rows = torch.arange(len(mb))
         returns = torch.from_numpy(batch["returns"][mb])
-        q = model.q(torch.from_numpy(batch["obs"][mb]), rows, torch.from_numpy(batch["actions"][mb]))
+        extra = oracle.features(batch["states"][mb], keep, rng) if oracle is not None and keep else None
+        q = model.q(torch.from_numpy(batch["obs"][mb]), rows, torch.from_numpy(batch["actions"][mb]), extra)
         loss = torch.zeros(())
         if baseline is not None:
             value = baseline.q(torch.from_numpy(batch["states"][mb]), rows, torch.zeros(len(mb), dtype=torch.int64))
@@ -251,7 +263,8 @@ def dmc_update(model: QNetwork, optimizer: torch.optim.Optimizer, batch: dict[st
             raise NonFiniteError(f"the gradients became non-finite (norm {norm.item()})")
         optimizer.step()
         losses.append(q_loss.item())
-    bad = non_finite_tensors(model.state_dict()) + (non_finite_tensors(baseline.state_dict()) if baseline is not None else [])
+    bad = [name for network in (model, baseline, oracle) if network is not None
+           for name in non_finite_tensors(network.state_dict())]
     if bad:
         raise NonFiniteError(f"the weights {', '.join(bad[:3])} became non-finite in the update")
     metrics = {"value_loss": float(np.mean(losses)), "return_learner": float(batch["returns"].mean()), "batch_size": float(n)}
@@ -270,6 +283,7 @@ class DmcState:
     optimizer: torch.optim.Optimizer
     rng: np.random.Generator
     baseline: QNetwork | None = None
+    oracle: OracleInput | None = None
     global_step: int = 0
     env_steps: int = 0
     deals: int = 0
@@ -297,6 +311,8 @@ class DmcState:
             data.update(optimizer=self.optimizer.state_dict(), rng=rng_states(self.rng))
             if self.baseline is not None:  # training only: the network plays without it
                 data.update(baseline_spec=self.baseline.spec(), baseline=self.baseline.state_dict())
+            if self.oracle is not None:  # training only, as the baseline
+                data.update(oracle=self.oracle.state_dict())
         return data
 
 
@@ -311,47 +327,6 @@ class DmcResult:
     steps_per_s: float
 
 
-def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
-    """The config's Q-network, fresh (seeded by torch's global generator)."""
-    encoder = ObservationEncoder(rules)
-    return QNetwork(encoder.size, len(ActionTable(rules)), config.network.hidden_sizes, config.network.activation,
-                    scores_at=encoder.layout["scores"][0], num_sides=rules.num_sides, actions=config.network.actions)
-
-
-def build_baseline(config: DmcConfig, rules: Rules) -> QNetwork | None:
-    """``network.baseline: central``'s value network over the global state (every hand; the state
-    ends with the seat's observation, whose scores it scales as the Q-network does), else ``None``."""
-    if config.network.baseline != "central":
-        return None
-    encoder = ObservationEncoder(rules)
-    state_size = encoder.state_size
-    return QNetwork(state_size, 1, config.network.hidden_sizes, config.network.activation,
-                    scores_at=state_size - encoder.size + encoder.layout["scores"][0], num_sides=rules.num_sides,
-                    actions="output")
-
-
-def load_init(config: DmcConfig, rules: Rules, model: QNetwork, baseline: QNetwork | None) -> None:
-    """Start from ``network.init`` (a DMC policy file or checkpoint of these rules): its Q-network's
-    weights, which must match the config's network (a ``ConfigError`` names what differs), and a
-    checkpoint's baseline where both have one (a policy file has none: the baseline starts fresh)."""
-    path = config.network.init
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many types for a missing or damaged file
-        raise ConfigError(f"network.init {path}: not a readable DMC policy file or checkpoint ({type(e).__name__})") from None
-    if not isinstance(data, dict) or data.get("format") != DMC_FORMAT:
-        raise ConfigError(f"network.init {path}: not a DMC policy file or checkpoint (format {DMC_FORMAT!r})")
-    theirs, _ = read_dmc_checkpoint(data, path, rules)
-    ours_spec, their_spec = model.spec(), theirs.spec()
-    differ = [k for k in ours_spec if ours_spec[k] != their_spec.get(k)]
-    if differ:
-        raise ConfigError(f"network.init {path}: its Q-network differs from the config's in "
-                          + ", ".join(f"{k} ({their_spec.get(k)!r}, the config {ours_spec[k]!r})" for k in differ))
-    model.load_state_dict(theirs.state_dict())
-    if baseline is not None and "baseline" in data and data.get("baseline_spec") == baseline.spec():
-        baseline.load_state_dict(data["baseline"])
-
-
 def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> None:
     data = read_resume_checkpoint(run, DMC_FORMAT, "a DMC training checkpoint (a PPO run's, or a final.pt?)",
                                   config.to_dict(), ("rules", "network"))
@@ -360,6 +335,10 @@ def _resume(state: DmcState, run: RunFolder, config: DmcConfig, log: Log) -> Non
         if "baseline" not in data:
             raise ConfigError(f"cannot resume {run.latest}: it holds no baseline network (network.baseline differs)")
         state.baseline.load_state_dict(data["baseline"])
+    if state.oracle is not None:
+        if "oracle" not in data:
+            raise ConfigError(f"cannot resume {run.latest}: it holds no oracle input (network.oracle_steps differs)")
+        state.oracle.load_state_dict(data["oracle"])
     state.optimizer.load_state_dict(data["optimizer"])
     for group in state.optimizer.param_groups:  # the config's rate, which a resumed run may change
         group["lr"] = config.train.learning_rate
@@ -384,12 +363,12 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     np.random.seed(config.seed % 2**32)
     torch.manual_seed(config.seed)
     tc, ev, cc = config.train, config.evaluation, config.curriculum
-    model, baseline = build_q_network(config, rules), build_baseline(config, rules)
+    model, baseline, oracle = build_q_network(config, rules), build_baseline(config, rules), build_oracle(config, rules)
     if config.network.init and not resume:  # checked before the run folder is touched
         load_init(config, rules, model, baseline)
-    parameters = [*model.parameters(), *(baseline.parameters() if baseline is not None else ())]
+    parameters = [p for network in (model, baseline, oracle) if network is not None for p in network.parameters()]
     state = DmcState(model, torch.optim.Adam(parameters, lr=tc.learning_rate, eps=tc.adam_eps),
-                     np.random.default_rng(config.seed), baseline)
+                     np.random.default_rng(config.seed), baseline, oracle)
     run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
     saved_config = run.run_dir / "config.yaml"
     run.manifest.add(saved_config, CONFIG)
@@ -402,16 +381,17 @@ def train_dmc(config: DmcConfig, resume: bool = False, overwrite: bool = False,
     runlog = RunLog(run, config.logging, state.global_step if resume else None, log)
     # The games restart on resume, from a seed of the run's seed and the updates done.
     selfplay = SelfPlay(config, rules, model, state.rng, seed=int(np.random.SeedSequence([config.seed, state.updates])
-                                                                   .generate_state(1)[0]))
+                                                                   .generate_state(1)[0]), oracle=oracle)
     session_steps, loop_start = 0, time.time()
     try:
         while state.global_step < tc.total_steps:
             eps = epsilon(tc, state.global_step)
             env_before, deals_before = selfplay.steps, selfplay.deals
+            keep = oracle_keep(config, state.global_step)
             batch = selfplay.collect(tc.batch_size, eps, cc.last_bidder_bids(state.global_step),
-                                     cc.trick_reward_at(state.global_step))
+                                     cc.trick_reward_at(state.global_step), keep)
             try:
-                metrics = dmc_update(model, state.optimizer, batch, tc, state.rng, baseline)
+                metrics = dmc_update(model, state.optimizer, batch, tc, state.rng, baseline, oracle, keep)
             except NonFiniteError as e:
                 raise NonFiniteError(f"training stopped at update {state.updates + 1}: {e}; {run.last_checkpoint} "
                                      "(try a lower train.learning_rate)") from None

@@ -85,6 +85,10 @@ class DmcNetworkConfig(Section):
         "none", description="central: a value network over the global state (every hand: training only) fitted to "
                             "the returns, whose value of each decision's state is taken from its return before the "
                             "Q-network is fitted to it (less noise, the same best action)")
+    oracle_steps: int = Field(0, ge=0, le=MAX_STEPS, description=(
+        "oracle guiding (Suphx): the Q-network's first layer also reads the hidden cards (every hand, the kitty), "
+        "each entry kept with a probability falling linearly from 1 to 0 over this many learner steps, in play and "
+        "in the fit; training only: the network plays from its observation alone (0: off)"))
     init: str | None = Field(None, description=(
         "a DMC policy file or checkpoint to start from instead of a fresh network (the shipped scratch network "
         "trained on): its Q-network must have these rules, sizes, activation and action shape; a checkpoint's "

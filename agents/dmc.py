@@ -206,12 +206,31 @@ def export_dmc_policy(source: str | Path, out: str | Path, dtype: str = "float16
                   "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
                   "recipe": data.get("config", {}),
                   "budget": {key: counters.get(key) for key in ("global_step", "deals", "cpu_s", "time_s")}}
+    init = (data.get("config", {}).get("network") or {}).get("init")
+    if init:  # the run started from another network: where that one came from, as its own file says
+        provenance["init"] = init_provenance(init)
     weights = {name: t.to(POLICY_DTYPES[dtype]) if t.is_floating_point() and name != "input_scale" else t
                for name, t in model.state_dict().items()}
     payload = {"format": DMC_FORMAT, "kind": "dmc_policy", "rules": rules.to_dict(), "model_spec": model.spec(),
                "model": weights, "provenance": provenance}
     write_atomic(out, lambda f: torch.save(payload, f))
     return provenance
+
+
+def init_provenance(path: str | Path) -> dict[str, Any]:
+    """What a run's ``network.init`` file was: its path and sha256, and a policy file's own
+    ``provenance`` (recipe, budget, and its own ``init`` in turn); ``missing`` where it is gone."""
+    path = Path(path)
+    if not path.is_file():
+        return {"file": str(path), "missing": True}
+    record: dict[str, Any] = {"file": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # recorded by its hash alone
+        return record
+    if isinstance(data, dict) and isinstance(data.get("provenance"), dict):
+        record["provenance"] = data["provenance"]
+    return record
 
 
 def is_dmc_file(path: str | Path) -> bool:

@@ -5,6 +5,7 @@ config's checks and the train command's dispatch."""
 from __future__ import annotations
 
 import csv
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,12 @@ def test_network_init_starts_from_a_checkpoint_or_policy_file_and_refuses_anothe
         train_dmc(config, stop_after_updates=1, log=lambda _: None)
         start = torch.load(tmp_path / source.stem / "dmc" / "start.pt", weights_only=True)
         assert all(torch.equal(start["model"][k], saved["model"][k]) for k in saved["model"])
+    # the file exported from the run started from the policy file names that file and where it came from
+    second = export_dmc_policy(tmp_path / "policy" / "dmc" / "checkpoints" / "latest.pt", tmp_path / "second.pt")
+    first_provenance = torch.load(policy, weights_only=True)["provenance"]
+    assert second["init"]["file"] == str(policy) and second["init"]["provenance"] == first_provenance
+    assert second["init"]["sha256"] == hashlib.sha256(policy.read_bytes()).hexdigest()
+    assert first_provenance["budget"]["global_step"] > 0 and "init" not in first_provenance
     wider = first.model_copy(update={"network": first.network.model_copy(update={"init": str(policy), "hidden_sizes": [32]}),
                                      "logging": first.logging.model_copy(update={"dir": str(tmp_path / "wider")})})
     with pytest.raises(ConfigError, match=r"network.init .*policy.pt: its Q-network differs from the config's in hidden_sizes"):

@@ -5,6 +5,7 @@ and the shipped ``scratch`` agent."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -197,6 +198,29 @@ def test_a_tiny_run_of_the_recipe_uses_the_heuristic_only_to_report(tmp_path: Pa
     assert "act" in calls  # the guard was live: the reports did play the heuristic
 
 
+FINETUNE = Path(__file__).parent.parent / "configs" / "scratch_finetune_australian.yaml"
+STAGE_ONE = Path(__file__).parent.parent / "agents" / "pretrained" / "scratch" / "stages" / "australian_dmc.pt"
+
+
+def test_the_second_phase_trains_the_first_phases_network_with_the_heuristic_only_to_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """configs/scratch_finetune_australian.yaml starts from the phase-1 network (no heuristic in its
+    training either: this file's test above) and keeps the rule: the heuristic only reports."""
+    import torch
+
+    overrides = ["train.total_steps=6000", "train.num_envs=16", "train.batch_size=2000", "train.minibatch_size=500",
+                 "evaluation.interval=4000", "evaluation.deals=4", "evaluation.final_deals=4", f"logging.dir={tmp_path}",
+                 "checkpoint.interval=4000", f"network.init={STAGE_ONE}"]
+    config = load_config(FINETUNE, overrides, model=DmcConfig)
+    assert config.curriculum.last_bidder_bids(0) == 0 and config.curriculum.trick_reward_at(0) == 0  # the real game
+    with heuristic_only_in_evaluation(monkeypatch) as calls:
+        result = train_dmc(config, log=lambda _: None)
+    assert result.global_step >= 6000 and "act" in calls
+    start = torch.load(result.run_dir / "start.pt", weights_only=True)["model"]
+    stage = torch.load(STAGE_ONE, weights_only=True)["model"]
+    assert all(torch.equal(start[name], stage[name].float()) for name in stage)
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny run of the recipe (the network small), its folder."""
@@ -283,8 +307,13 @@ def test_the_scratch_agent_is_a_vector_opponent_and_names_its_recipe() -> None:
         deals += int(terminated.sum())
     assert deals > 8  # the opponents played whole deals
     provenance = torch.load(SCRATCH_DIR / "australian.pt", weights_only=True)["provenance"]
-    assert provenance["recipe"]["curriculum"]["last_bidder_bids_steps"] > 0
-    assert provenance["budget"]["cpu_s"] > 0 and provenance["budget"]["global_step"] > 0
+    # phase 2 (configs/scratch_finetune_australian.yaml) names phase 1, the network it started from
+    assert provenance["recipe"]["network"]["init"] and provenance["recipe"]["curriculum"]["last_bidder_bids_steps"] == 0
+    phase_one = provenance["init"]
+    assert phase_one["sha256"] == hashlib.sha256(STAGE_ONE.read_bytes()).hexdigest()
+    assert phase_one["provenance"]["recipe"]["curriculum"]["last_bidder_bids_steps"] > 0
+    for budget in (provenance["budget"], phase_one["provenance"]["budget"]):
+        assert budget["cpu_s"] > 0 and budget["global_step"] > 0
 
 
 def test_the_plot_of_a_dmc_run_draws_its_curves(tiny_run: Path, tmp_path: Path) -> None:

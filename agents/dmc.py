@@ -89,10 +89,13 @@ class QNetwork(nn.Module):
         offsets[1:] = torch.bincount(games, minlength=len(obs)).cumsum(0)[:-1]
         return self.obs_in(columns, offsets, per_sample_weights=values) + self.bias
 
+    def _first_layer(self, obs: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        return self.features(obs) if extra is None else self.features(obs) + extra
+
     def q(self, obs: torch.Tensor, rows: torch.Tensor, actions: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """``Q(obs[rows[i]], actions[i])`` for every pair ``i``: ``obs`` ``[B, D]``, ``rows`` and ``actions`` ``[N]``;
         ``extra`` ``[B, H]`` (training only: an oracle's input) is added to the first layer's features."""
-        features = self.features(obs) if extra is None else self.features(obs) + extra
+        features = self._first_layer(obs, extra)
         if self.action_output:
             return self.body(features)[rows, actions]
         return self.body(features[rows] + self.action_in(actions)).squeeze(-1)
@@ -100,8 +103,7 @@ class QNetwork(nn.Module):
     def legal_q(self, obs: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """``[B, A]``: the Q-value of every legal action, ``-inf`` elsewhere (``extra``: as :meth:`q`'s)."""
         if self.action_output:
-            features = self.features(obs) if extra is None else self.features(obs) + extra
-            return self.body(features).masked_fill(~mask.bool(), -torch.inf)
+            return self.body(self._first_layer(obs, extra)).masked_fill(~mask.bool(), -torch.inf)
         rows, actions = torch.nonzero(mask, as_tuple=True)
         out = torch.full(mask.shape, -torch.inf)
         out[rows, actions] = self.q(obs, rows, actions, extra)

@@ -182,9 +182,10 @@ class SelfPlay:
         self.engine = BatchEngine(rules, config.train.num_envs, episode=e.episode, reward=e.reward,
                                   reward_scale=e.reward_scale, win_shaping=e.win_shaping, seed=seed)
         self.model, self.rng, self.oracle = model, rng, oracle
-        self.central = config.network.baseline == "central" or oracle is not None  # the global state kept
+        self.keeps_states = config.network.baseline == "central" or oracle is not None  # the baseline's, the oracle's input
         self.play_phase = ObservationEncoder(rules).layout["phase"][0] + int(Phase.PLAY)  # the observation's phase: play
-        self.decisions = Decisions(config.train.num_envs, self.engine.obs_size, self.engine.state_size if self.central else 0)
+        state_size = self.engine.state_size if self.keeps_states else 0
+        self.decisions = Decisions(config.train.num_envs, self.engine.obs_size, state_size)
         self.auction = Auction(config.train.num_envs, rules.num_players, config.curriculum.last_bidder_bids(0))
         self.rules = rules
         self.uniform_scores = e.starting_scores == "uniform"
@@ -197,7 +198,7 @@ class SelfPlay:
         share of deals where the last bidder must bid and reward per trick now, ``keep`` the oracle's."""
         engine = self.engine
         masks = self.auction.masks(engine.masks)
-        states = engine.state(seats=engine.seat) if self.central else None
+        states = engine.state(seats=engine.seat) if self.keeps_states else None
         with torch.inference_mode():
             extra = self.oracle.features(states, keep, self.rng) if self.oracle is not None and keep else None
             greedy = self.model.greedy(torch.from_numpy(engine.obs), torch.from_numpy(masks), extra).numpy()

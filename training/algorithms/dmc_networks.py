@@ -25,7 +25,7 @@ from five_hundred_env.actions import ActionTable
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 from training.settings.config import ConfigError
-from training.settings.dmc_config import DmcConfig
+from training.settings.dmc_config import DmcConfig, linear_fade
 
 
 def build_q_network(config: DmcConfig, rules: Rules) -> QNetwork:
@@ -80,8 +80,7 @@ def build_oracle(config: DmcConfig, rules: Rules) -> OracleInput | None:
 
 def oracle_keep(config: DmcConfig, step: int) -> float:
     """The probability that the oracle keeps each hidden entry at learner step ``step``."""
-    steps = config.network.oracle_steps
-    return max(0.0, 1.0 - step / steps) if steps else 0.0
+    return linear_fade(step, config.network.oracle_steps)
 
 
 def load_init(config: DmcConfig, rules: Rules, model: QNetwork, baseline: QNetwork | None) -> None:

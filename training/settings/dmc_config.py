@@ -13,6 +13,11 @@ from training.settings.config import CheckpointConfig, LoggingConfig, RulesConfi
 from training.settings.config_base import MAX_DEALS, MAX_SEED, MAX_STEPS, TorchThreads
 
 
+def linear_fade(step: int, steps: int) -> float:
+    """``max(0, 1 − step / steps)``: a share that falls from 1 to 0 over ``steps`` learner steps (0 when ``steps`` is 0)."""
+    return max(0.0, 1.0 - step / steps) if steps else 0.0
+
+
 class DmcEnvConfig(Section):
     """What a decision's return counts (``BatchEngine``'s ``episode``, ``reward``, ``reward_scale``, ``win_shaping``)."""
 
@@ -66,11 +71,11 @@ class DmcCurriculumConfig(Section):
 
     def last_bidder_bids(self, step: int) -> float:
         """The share of deals dealt at ``step`` in which the last bidder must bid."""
-        return max(0.0, 1.0 - step / self.last_bidder_bids_steps) if self.last_bidder_bids_steps else 0.0
+        return linear_fade(step, self.last_bidder_bids_steps)
 
     def trick_reward_at(self, step: int) -> float:
         """The reward of a trick at ``step``."""
-        return self.trick_reward * max(0.0, 1.0 - step / self.trick_reward_steps) if self.trick_reward_steps else 0.0
+        return self.trick_reward * linear_fade(step, self.trick_reward_steps)
 
 
 class DmcNetworkConfig(Section):

@@ -31,7 +31,7 @@ from torch import nn
 
 from agents.base import Agent
 from agents.neural import ACTIVATIONS, MAX_PARAMETERS, SCORE_SCALE, load_agent
-from agents.weights_files import CheckpointError, check_rules, check_tensors_digest
+from agents.weights_files import CheckpointError, check_rules, check_tensors_digest, init_provenance
 from five_hundred_env.rules import Rules, make_rules
 
 DMC_FORMAT = "five-hundred-dmc-v1"
@@ -217,22 +217,6 @@ def export_dmc_policy(source: str | Path, out: str | Path, dtype: str = "float16
                "model": weights, "provenance": provenance}
     write_atomic(out, lambda f: torch.save(payload, f))
     return provenance
-
-
-def init_provenance(path: str | Path) -> dict[str, Any]:
-    """What a run's ``network.init`` file was: its path and sha256, and a policy file's own
-    ``provenance`` (recipe, budget, and its own ``init`` in turn); ``missing`` where it is gone."""
-    path = Path(path)
-    if not path.is_file():
-        return {"file": str(path), "missing": True}
-    record: dict[str, Any] = {"file": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # recorded by its hash alone
-        return record
-    if isinstance(data, dict) and isinstance(data.get("provenance"), dict):
-        record["provenance"] = data["provenance"]
-    return record
 
 
 def is_dmc_file(path: str | Path) -> bool:

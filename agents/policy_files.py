@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from agents.neural import ActorCritic, advice_weights, model_from_checkpoint, read_checkpoint, set_advice_weights
-from agents.weights_files import POLICY_FORMAT, write_weights_file
+from agents.weights_files import POLICY_FORMAT, init_provenance, write_weights_file
 from five_hundred_env.files import check_output
 from five_hundred_env.rules import Rules
 
@@ -31,7 +31,8 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     out), the parameters stored as ``dtype`` (:data:`POLICY_DTYPES`), and a ``provenance``
     dict (the source's file name and sha256, the export time, ``note``, and ``flushed_to_zero``:
     how many non-zero weights are too small for ``dtype`` and were stored as 0; for a policy file
-    exported again, ``from``: the provenance it had, its recipe and budget). ``advice_weight``
+    exported again, ``from``: the provenance it had, its recipe and budget; for a run started from
+    another network (``network.init``), ``init``: :func:`~agents.weights_files.init_provenance`). ``advice_weight``
     replaces the network's own (a regression fit's threshold, in its units of 100 points: the
     greedy network leaves the advised action only where an estimated advantage beats it by more;
     one per decision kind for a network with a phase slice, :func:`~agents.neural.set_advice_weights`),
@@ -46,6 +47,10 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     origin: dict[str, Any] = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
     if data.get("provenance"):  # a policy file exported again keeps its recipe (config, budget) under "from"
         origin["from"] = data["provenance"]
+    recipe = data.get("config") or (data.get("provenance") or {}).get("config") or {}
+    init = (recipe.get("network") or {}).get("init") if isinstance(recipe, dict) else None
+    if init:  # the run started from another network: where that one came from, as its own file says
+        origin["init"] = init_provenance(init)
     if advice_weight is not None:
         try:
             set_advice_weights(model, advice_weight)

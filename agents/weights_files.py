@@ -115,3 +115,19 @@ def check_rules(path: Path, trained: Rules, wanted: Rules) -> None:
     if differ:
         warnings.warn(f"{path} was trained with other rule options than these: {', '.join(differ)}; "
                       "it will play, but was not trained for them", stacklevel=3)
+
+
+def init_provenance(path: str | Path) -> dict[str, Any]:
+    """What a run's ``network.init`` file was: its path and sha256, and a policy file's own
+    ``provenance`` (recipe, budget, and its own ``init`` in turn); ``missing`` where it is gone."""
+    path = Path(path)
+    if not path.is_file():
+        return {"file": str(path), "missing": True}
+    record: dict[str, Any] = {"file": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # recorded by its hash alone
+        return record
+    if isinstance(data, dict) and isinstance(data.get("provenance"), dict):
+        record["provenance"] = data["provenance"]
+    return record

@@ -4,6 +4,7 @@ every decision itself."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import five_hundred_env
 from agents.base import DECISION_KINDS
 from agents.heuristic import agent as heuristic_agent
 from agents.heuristic import compiled as heuristic_compiled
+from agents.policy_files import export_policy
 from agents.search import pimc
 from five_hundred_env.dataset import DatasetError
 from five_hundred_env.observation import ObservationEncoder
@@ -205,7 +207,7 @@ def test_the_distilled_network_plays_with_the_heuristic_and_the_search_made_to_r
     assert {0, 3} <= phases_played(str(folder / "runs" / "tiny" / "final.pt"), "australian", 12, {0})
 
 
-DISTILLED = ["australian", "italian_3p", "french_46", "two_handed", "five_handed"]
+DISTILLED = ["australian", "italian_3p", "french_46", "two_handed", "five_handed", "six_handed"]
 """The presets whose shipped network is distilled (configs/distill_<preset>.yaml)."""
 
 
@@ -239,6 +241,12 @@ def test_a_run_can_start_from_a_network_and_refuses_one_that_differs(tiny_run, t
                        "fit.search_epochs=1"), log=lambda _: None)
     report = json.loads((folder / "runs" / "round2" / "final_eval.json").read_text())
     assert [s["fit"] for s in report["evaluations"]] == ["search"]
+    # its export names the network it started from, with that file's own provenance (recipe, budget)
+    exported = export_policy(folder / "runs" / "round2" / "final.pt", tmp_path / "round2.pt")
+    assert exported["init"]["file"] == str(final)
+    assert exported["init"]["sha256"] == hashlib.sha256(final.read_bytes()).hexdigest()
+    assert exported["init"]["provenance"] == torch.load(final, weights_only=True)["provenance"]
+    assert "init" not in export_policy(final, tmp_path / "round1.pt")  # a run from a random start
 
 
 def test_configs_that_fit_nothing_or_mix_without_imitation_are_refused(tmp_path: Path) -> None:

@@ -1,10 +1,9 @@
 """The networks that ship with the package: one policy file per preset, ``<preset>.pt`` here.
 
-Every preset's but ``six_handed``'s is a network that makes every decision itself, with no advice
-input, fitted to the search's data (``five-hundred train configs/distill_<preset>.yaml``,
-docs/distill.md); ``six_handed``'s is the actor of expert-iteration runs (``five-hundred exit
-configs/pretrained_six_handed.yaml``) exported by ``five-hundred export``, fitted by regression from
-deals that start at game scores, which changes the heuristic's bids; docs/agents.md, "Pretrained agents".
+Every preset's is a network that makes every decision itself, with no advice input, fitted to the
+search's data (``five-hundred train configs/distill_<preset>.yaml``, docs/distill.md). The files they
+imitated (the heuristic with learned bids, and french_46's advised policy-gradient network) are
+kept in ``stages/``; docs/agents.md, "Pretrained agents".
 The files are package data, read through :mod:`importlib.resources`, so they load from an
 installed wheel as from a source tree, with no training. This module imports no torch: only
 :func:`load_pretrained` does, when it loads one.

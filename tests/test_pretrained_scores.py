@@ -1,4 +1,5 @@
-"""The shipped networks read the game scores without losing games by it (issue 18, item 6).
+"""The advised networks read the game scores without losing games by it (issue 18, item 6): those
+shipped before the distilled ones, kept in ``agents/pretrained/stages/`` as their teachers.
 
 A network whose training never showed a game score other than zero decides, in a real game, on
 score inputs its weights never learned: its choices move away from anything it was trained on
@@ -17,14 +18,16 @@ files broke this at 9.6%, 12.3% and 21.9% of these decisions (australian, italia
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import numpy as np  # noqa: E402
 
-from agents.neural import ActorCritic  # noqa: E402
-from agents.pretrained import available_presets, load_pretrained  # noqa: E402
+from agents.neural import ActorCritic, load_agent  # noqa: E402
+from agents.pretrained import available_presets, pretrained_path  # noqa: E402
 from five_hundred_env.actions import ActionTable  # noqa: E402
 from five_hundred_env.observation import ObservationEncoder  # noqa: E402
 from five_hundred_env.rules import make_rules  # noqa: E402
@@ -36,18 +39,24 @@ MAX_UNTRAINED_SHARE = 0.02
 """The most decisions at real scores that may be neither the zero-score choice nor the heuristic's."""
 
 
-def advised_presets() -> list[str]:
-    """The presets whose shipped network is advised by the heuristic (a correction of its choices):
-    the proxy is about those. A network that makes every decision itself (search distillation,
+STAGES = Path(__file__).resolve().parent.parent / "agents" / "pretrained" / "stages"
+"""The advised networks shipped before the distilled ones, kept as the distillations' teachers."""
+
+
+def advised_networks() -> list[str]:
+    """The policy files advised by the heuristic (a correction of its choices), which the proxy is
+    about: the shipped ones and those kept in ``agents/pretrained/stages/``, which the distillation
+    recipes imitate. A network that makes every decision itself (search distillation,
     docs/distill.md) is fitted on deals at game scores drawn over the game, so its score inputs
     were trained, and its choices need not be the heuristic's anywhere."""
-    return [p for p in available_presets() if load_pretrained(p, seed=0).model.advice == "heuristic"]
+    files = [str(pretrained_path(p)) for p in available_presets()] + sorted(str(f) for f in STAGES.glob("*.pt"))
+    return [f for f in files if load_agent(f, seed=0).model.advice == "heuristic"]
 
 
-@pytest.mark.parametrize("preset", advised_presets())
-def test_a_shipped_network_departs_from_its_zero_score_play_only_towards_the_heuristic(preset: str):
-    rules = make_rules(preset)
-    model = load_pretrained(rules, seed=0).model
+@pytest.mark.parametrize("path", advised_networks(), ids=lambda path: Path(path).stem)
+def test_an_advised_network_departs_from_its_zero_score_play_only_towards_the_heuristic(path: str):
+    agent = load_agent(path, seed=0)
+    rules, model = agent.rules, agent.model
     positions = game_positions(rules, games=6, seed=3)
     scored = positions.scores.any(axis=1)
     assert scored.mean() > 0.5  # most decisions of a game are at a score other than zero
@@ -56,7 +65,7 @@ def test_a_shipped_network_departs_from_its_zero_score_play_only_towards_the_heu
     untrained = (own != blind) & (own != positions.heuristic)
     assert not untrained[~scored].any()  # at a score of zero the scores cannot matter
     assert untrained.mean() <= MAX_UNTRAINED_SHARE, (
-        f"{preset}: {untrained.sum()} of {len(untrained)} decisions at real game scores are neither the network's "
+        f"{path}: {untrained.sum()} of {len(untrained)} decisions at real game scores are neither the network's "
         "zero-score choice nor the heuristic's: its score inputs were not trained (python -m training.algorithms.score_tuning)")
 
 

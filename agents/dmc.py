@@ -208,9 +208,8 @@ def export_dmc_policy(source: str | Path, out: str | Path, dtype: str = "float16
                   "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
                   "recipe": data.get("config", {}),
                   "budget": {key: counters.get(key) for key in ("global_step", "deals", "cpu_s", "time_s")}}
-    init = (data.get("config", {}).get("network") or {}).get("init")
-    if init:  # the run started from another network: where that one came from, as its own file says
-        provenance["init"] = init_provenance(init)
+    if (init := init_provenance(data.get("config"))) is not None:  # where the network it started from came from
+        provenance["init"] = init
     weights = {name: t.to(POLICY_DTYPES[dtype]) if t.is_floating_point() and name != "input_scale" else t
                for name, t in model.state_dict().items()}
     payload = {"format": DMC_FORMAT, "kind": "dmc_policy", "rules": rules.to_dict(), "model_spec": model.spec(),

@@ -47,10 +47,9 @@ def export_policy(source: str | Path, out: str | Path, dtype: str = "float16", n
     origin: dict[str, Any] = {"source": source.name, "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
     if data.get("provenance"):  # a policy file exported again keeps its recipe (config, budget) under "from"
         origin["from"] = data["provenance"]
-    recipe = data.get("config") or (data.get("provenance") or {}).get("config") or {}
-    init = (recipe.get("network") or {}).get("init") if isinstance(recipe, dict) else None
-    if init:  # the run started from another network: where that one came from, as its own file says
-        origin["init"] = init_provenance(init)
+    # a checkpoint holds its run's config, a policy file written by a run (distill's final.pt) in its provenance
+    if (init := init_provenance(data.get("config") or (data.get("provenance") or {}).get("config"))) is not None:
+        origin["init"] = init  # where the network the run started from came from
     if advice_weight is not None:
         try:
             set_advice_weights(model, advice_weight)

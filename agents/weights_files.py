@@ -117,10 +117,15 @@ def check_rules(path: Path, trained: Rules, wanted: Rules) -> None:
                       "it will play, but was not trained for them", stacklevel=3)
 
 
-def init_provenance(path: str | Path) -> dict[str, Any]:
-    """What a run's ``network.init`` file was: its path and sha256, and a policy file's own
-    ``provenance`` (recipe, budget, and its own ``init`` in turn); ``missing`` where it is gone."""
-    path = Path(path)
+def init_provenance(config: Any) -> dict[str, Any] | None:
+    """What a run's ``network.init`` file was, from the run's config (a dict): its path and sha256,
+    and a policy file's own ``provenance`` (recipe, budget, and its own ``init`` in turn);
+    ``missing`` where it is gone. ``None`` for a run from a random start."""
+    network = config.get("network") if isinstance(config, Mapping) else None
+    init = network.get("init") if isinstance(network, Mapping) else None
+    if not init:
+        return None
+    path = Path(init)
     if not path.is_file():
         return {"file": str(path), "missing": True}
     record: dict[str, Any] = {"file": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}

@@ -41,6 +41,7 @@ from torch.distributions import Categorical
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
 from agents.weights_files import (
     CHECKPOINT_FORMAT,
+    DISTILL_FORMAT,
     POLICY_FORMAT,
     CheckpointError,
     check_rules,
@@ -341,7 +342,9 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
     clear error; other rule options of the same preset are played with a warning naming them.
 
     ``policy_only`` in the result says which it was: a policy file's ``model`` holds the actor's
-    weights only, cast back to float32 (its network is rebuilt without a critic)."""
+    weights only, cast back to float32 (its network is rebuilt without a critic). A search
+    distillation's ``latest.pt`` (:data:`DISTILL_FORMAT`, a policy network and its optimiser) is
+    read as a policy too, so a run's last stage plays and exports before the run ends."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
@@ -351,12 +354,12 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
         raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, unsafe or not a torch "
                               f"file): {torch_load_failure(e)}") from None
     found = data.get("format") if isinstance(data, dict) else type(data).__name__
-    if found not in (CHECKPOINT_FORMAT, POLICY_FORMAT):
-        raise CheckpointError(f"{path} is not a five-hundred training checkpoint or policy file "
-                              f"(format {found!r}, expected {CHECKPOINT_FORMAT!r} or {POLICY_FORMAT!r})")
+    if found not in (CHECKPOINT_FORMAT, POLICY_FORMAT, DISTILL_FORMAT):
+        raise CheckpointError(f"{path} is not a five-hundred training checkpoint or policy file (format {found!r}, "
+                              f"expected {CHECKPOINT_FORMAT!r}, {POLICY_FORMAT!r} or {DISTILL_FORMAT!r})")
     check_tensors_digest(data, path)
-    policy_only = found == POLICY_FORMAT
-    for key in ("rules", "model", "model_spec", *(("provenance",) if policy_only else ())):
+    policy_only = found in (POLICY_FORMAT, DISTILL_FORMAT)
+    for key in ("rules", "model", "model_spec", *(("provenance",) if found == POLICY_FORMAT else ())):
         if key not in data:
             raise CheckpointError(f"{path} is missing {key!r}: not a complete five-hundred "
                                   f"{'policy file' if policy_only else 'checkpoint'}")

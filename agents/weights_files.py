@@ -27,6 +27,10 @@ CHECKPOINT_FORMAT = "five-hundred-ppo/1"
 POLICY_FORMAT = "five-hundred-policy/1"
 """The ``format`` entry of a *policy file* (:func:`agents.policy_files.export_policy`): the actor only, for playing."""
 
+DISTILL_FORMAT = "five-hundred-distill/1"
+"""The ``format`` of a search distillation run's ``latest.pt`` (``training.algorithms.distill``): a
+policy network (no critic) with its optimiser, read for play like a policy file."""
+
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: corrupt, not ours, made for another preset, malformed

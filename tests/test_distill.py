@@ -21,8 +21,10 @@ import five_hundred_env
 from agents.base import DECISION_KINDS
 from agents.heuristic import agent as heuristic_agent
 from agents.heuristic import compiled as heuristic_compiled
+from agents.neural import load_agent, read_checkpoint
 from agents.policy_files import export_policy
 from agents.search import pimc
+from agents.weights_files import DISTILL_FORMAT
 from five_hundred_env.dataset import DatasetError
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import make_rules
@@ -124,6 +126,22 @@ def test_a_stopped_run_resumes_to_the_same_network(tmp_path: Path, tiny_run) -> 
     a = torch.load(folder / "runs" / "whole" / "final.pt", weights_only=True)["model"]
     b = torch.load(folder / "runs" / "parts" / "final.pt", weights_only=True)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_runs_latest_checkpoint_plays_and_exports_before_the_run_ends(tiny_run) -> None:
+    folder, _, _ = tiny_run
+    train_distill(tiny(folder, "logging.run_name=midway", "evaluation.deals=0"), stop_after_stages=1,
+                  log=lambda _: None)
+    latest = folder / "runs" / "midway" / "checkpoints" / "latest.pt"
+    saved = torch.load(latest, weights_only=True)
+    assert saved["format"] == DISTILL_FORMAT and saved["counters"]["stage"] == 1
+    agent = load_agent(latest, "australian")  # the imitation stage, playing as it stands
+    assert all(torch.equal(agent.model.state_dict()[k], saved["model"][k]) for k in saved["model"])
+    out = folder / "midway.pt"
+    export_policy(latest, out, dtype="float32")
+    exported = read_checkpoint(out, "australian")
+    assert exported["policy_only"] and exported["provenance"]["source"] == "latest.pt"
+    assert all(torch.equal(exported["model"][k], saved["model"][k]) for k in saved["model"])
 
 
 def test_search_targets_put_the_soft_share_on_the_best_candidates_and_only_the_choice_elsewhere() -> None:

@@ -56,6 +56,7 @@ from torch.nn import functional
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
 from agents.neural import ActorCritic, read_checkpoint
 from agents.policy_files import write_policy
+from agents.weights_files import DISTILL_FORMAT
 from five_hundred_env.actions import ActionTable
 from five_hundred_env.dataset import MANIFEST, DatasetError, open_dataset
 from five_hundred_env.engine import Phase
@@ -79,8 +80,6 @@ from training.settings.distill_config import DatasetSource, DistillConfig
 from training.workers.threads import limit_threads
 
 Log = Callable[[str], None]
-DISTILL_FORMAT = "five-hundred-distill/1"
-"""The ``format`` of a distillation run's ``latest.pt``."""
 
 
 # -- the datasets --------------------------------------------------------------------------------

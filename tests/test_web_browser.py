@@ -139,12 +139,23 @@ def inside(box: dict, frame: dict) -> bool:
             and box["y"] + box["height"] <= frame["y"] + frame["height"] + 0.5)
 
 
+SEAT_BOXES = """() => {
+    const box = e => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+    return {felt: box(document.querySelector("#felt")),
+            seats: [...document.querySelectorAll(".seat")].map(s => ({id: s.id, ...box(s)}))};
+}"""
+"""The felt's box and every seat's (with its id), in the page's CSS pixels, read at one moment."""
+
+
 def check_table(page) -> None:
     """What holds of a table at any time: every seat's box lies whole on the felt; once the next
     auction has begun, the last deal's trick is off the felt; the table talk is in words."""
-    felt = page.locator("#felt").bounding_box()
-    for seat in page.locator(".seat").all():
-        assert inside(seat.bounding_box(), felt), (seat.get_attribute("id"), seat.bounding_box(), felt)
+    # The boxes are read in one script, at one moment: the table may redraw its seats between two
+    # calls from here (a seat read after a redraw has no box).
+    table = page.evaluate(SEAT_BOXES)
+    assert table["seats"], "no seat on the table"
+    for seat in table["seats"]:
+        assert inside(seat, table["felt"]), (seat, table["felt"])
     if page.evaluate("document.body.dataset.phase") == "bidding" and page.inner_text("#auction") != "—":
         assert page.query_selector("#trick .card") is None
     for line in page.eval_on_selector_all("#log li", "items => items.map(i => i.textContent)"):

@@ -362,7 +362,7 @@ def read_checkpoint(path: str | Path, rules: Rules | str | None = None) -> dict[
     for key in ("rules", "model", "model_spec", *(("provenance",) if found == POLICY_FORMAT else ())):
         if key not in data:
             raise CheckpointError(f"{path} is missing {key!r}: not a complete five-hundred "
-                                  f"{'policy file' if policy_only else 'checkpoint'}")
+                                  f"{'policy file' if found == POLICY_FORMAT else 'checkpoint'}")
     try:
         trained = Rules.from_dict(data["rules"])
     except (ValueError, TypeError) as e:
@@ -454,6 +454,9 @@ def model_from_checkpoint(data: dict[str, Any], path: str | Path = "<checkpoint>
 def load_training_weights(model: ActorCritic, data: dict[str, Any], path: str | Path) -> None:
     """Load a checkpoint read by :func:`read_checkpoint` into a network to train on: actor and
     critic. A policy file is refused (:class:`PolicyOnlyError`): it has no critic to train."""
+    if data.get("format") == DISTILL_FORMAT:
+        raise PolicyOnlyError(f"{path} is a search distillation's checkpoint (a policy network, no critic): "
+                              "training needs the critic too; a distillation run trains on from it with network.init")
     if data.get("policy_only"):
         raise PolicyOnlyError(f"{path} is a policy file (the actor only, for playing): training needs the critic "
                               "too; start from the training checkpoint it was exported from (its provenance names it)")

@@ -21,7 +21,7 @@ import five_hundred_env
 from agents.base import DECISION_KINDS
 from agents.heuristic import agent as heuristic_agent
 from agents.heuristic import compiled as heuristic_compiled
-from agents.neural import load_agent, read_checkpoint
+from agents.neural import PolicyOnlyError, load_agent, load_training_weights, read_checkpoint
 from agents.policy_files import export_policy
 from agents.search import pimc
 from agents.weights_files import DISTILL_FORMAT
@@ -142,6 +142,9 @@ def test_a_runs_latest_checkpoint_plays_and_exports_before_the_run_ends(tiny_run
     exported = read_checkpoint(out, "australian")
     assert exported["policy_only"] and exported["provenance"]["source"] == "latest.pt"
     assert all(torch.equal(exported["model"][k], saved["model"][k]) for k in saved["model"])
+    # a learner that needs a critic (PPO's warm start, expert iteration) is told where to go instead
+    with pytest.raises(PolicyOnlyError, match=r"search distillation's checkpoint .* network\.init"):
+        load_training_weights(agent.model, read_checkpoint(latest), latest)
 
 
 def test_search_targets_put_the_soft_share_on_the_best_candidates_and_only_the_choice_elsewhere() -> None:

@@ -1,0 +1,79 @@
+"""How much of the search's judgement a policy carries: each policy's choice at the searched
+decisions of a search dataset (``five-hundred dataset pimc ...``, docs/datasets.md), scored by the
+search's own values of the candidates.
+
+For every decision where the search valued two or more candidates it prints, per policy: the share
+where the policy picks the candidate the search valued best, and its **regret**, the mean of (best
+value − the value of the policy's pick) in points, beside a uniform candidate's. The search's values
+are means over sampled worlds, so its best is partly luck (the regret of a perfect policy is above
+zero); compare policies with each other on the same data, and a training chunk with a held-out one
+(a gap between them is over-fitting; none is under-fitting or noise).
+
+    python benchmarks/search_regret.py data/two_handed-pimc_base=heuristic-uniform-s1048-1000 heuristic runs/two_big/final.pt
+
+A policy is ``heuristic`` (the compiled heuristic, batched) or a network file (a checkpoint or a
+policy file, played greedily).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import torch
+
+from agents.heuristic.compiled import HeuristicPolicy
+from agents.neural import load_agent
+from five_hundred_env.dataset import open_dataset
+
+
+def chooser(policy: str, preset: str):
+    """A function (observations, masks, candidates) -> the policy's greedy choices."""
+    if policy == "heuristic":
+        heuristic = HeuristicPolicy(preset)
+        return lambda obs, mask, _candidates: np.asarray(heuristic.act_batch(obs, mask))
+    network = load_agent(policy, preset)
+
+    def choose(obs: np.ndarray, mask: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = network.logits_batch(obs, mask).numpy()
+        return np.where(candidates, logits, -np.inf).argmax(1)
+    return choose
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dataset", help="a search agent's dataset folder (its records hold every candidate's value)")
+    parser.add_argument("policies", nargs="+", help="'heuristic' or network files")
+    args = parser.parse_args()
+    data = open_dataset(args.dataset)
+    if not data.has_values:
+        raise SystemExit(f"{args.dataset} holds no candidate values: not a search agent's dataset")
+    choosers = {p: chooser(p, data.rules.preset) for p in args.policies}
+    best_picked = {p: 0 for p in choosers}
+    regret = {p: 0.0 for p in choosers}
+    uniform_regret, decisions = 0.0, 0
+    for batch in data.batches(batch_size=4096, seed=0):
+        values = batch.values
+        searched = (~np.isnan(values)).sum(1) >= 2
+        if not searched.any():
+            continue
+        obs, mask, values = batch.obs[searched], batch.mask[searched], values[searched]
+        candidates = ~np.isnan(values)
+        best = np.where(candidates, values, -np.inf).max(1)
+        uniform_regret += float((best - np.nanmean(values, 1)).sum())
+        decisions += len(values)
+        for policy, choose in choosers.items():
+            picked = values[np.arange(len(values)), choose(obs, mask, candidates)]
+            picked = np.where(np.isnan(picked), np.nanmin(values, 1), picked)  # a pick the search did not value: its worst
+            best_picked[policy] += int((picked == best).sum())
+            regret[policy] += float((best - picked).sum())
+    print(f"{args.dataset}: {decisions:,} searched decisions; a uniform candidate's regret "
+          f"{uniform_regret / decisions:.2f} points")
+    for policy in choosers:
+        print(f"  {policy}: the search's best {best_picked[policy] / decisions:.1%}, "
+              f"regret {regret[policy] / decisions:.2f} points")
+
+
+if __name__ == "__main__":
+    main()

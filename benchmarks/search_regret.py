@@ -11,8 +11,10 @@ zero); compare policies with each other on the same data, and a training chunk w
 
     python benchmarks/search_regret.py data/two_handed-pimc_base=heuristic-uniform-s1048-1000 heuristic runs/two_big/final.pt
 
-A policy is ``heuristic`` (the compiled heuristic, batched) or a network file (a checkpoint or a
-policy file, played greedily).
+A policy is ``heuristic`` (batched, :func:`agents.heuristic.batch_heuristic`) or a network file (a
+checkpoint or a policy file): the network takes its highest-logit candidate among those the search
+valued (the search prunes cards equal to one it values; the heuristic's own choice is always among
+them, as the search's base advice or its equal).
 """
 
 from __future__ import annotations
@@ -22,17 +24,18 @@ import argparse
 import numpy as np
 import torch
 
-from agents.heuristic.compiled import HeuristicPolicy
+from agents.heuristic import batch_heuristic
 from agents.neural import load_agent
 from five_hundred_env.dataset import open_dataset
+from five_hundred_env.rules import Rules
 
 
-def chooser(policy: str, preset: str):
+def chooser(policy: str, rules: Rules):
     """A function (observations, masks, candidates) -> the policy's greedy choices."""
     if policy == "heuristic":
-        heuristic = HeuristicPolicy(preset)
+        heuristic = batch_heuristic(rules)
         return lambda obs, mask, _candidates: np.asarray(heuristic.act_batch(obs, mask))
-    network = load_agent(policy, preset)
+    network = load_agent(policy, rules)
 
     def choose(obs: np.ndarray, mask: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -49,7 +52,7 @@ def main() -> None:
     data = open_dataset(args.dataset)
     if not data.has_values:
         raise SystemExit(f"{args.dataset} holds no candidate values: not a search agent's dataset")
-    choosers = {p: chooser(p, data.rules.preset) for p in args.policies}
+    choosers = {p: chooser(p, data.rules) for p in args.policies}
     best_picked = {p: 0 for p in choosers}
     regret = {p: 0.0 for p in choosers}
     uniform_regret, decisions = 0.0, 0

@@ -28,8 +28,9 @@ from five_hundred_env.files import check_output
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
 
-_SAME = ("obs_size", "num_actions", "activation", "num_sides", "advice", "scores_at")
-"""What every member's spec must share: the input, the actions, the non-linearity and the advice."""
+_SAME = ("obs_size", "num_actions", "activation", "num_sides", "advice", "scores_at", "card_features")
+"""What every member's spec must share: the input (with its card-order inputs or none), the actions,
+the non-linearity and the advice."""
 
 
 def ensemble_network(models: Sequence[ActorCritic], rules: Rules) -> ActorCritic:
@@ -40,7 +41,7 @@ def ensemble_network(models: Sequence[ActorCritic], rules: Rules) -> ActorCritic
         raise ValueError(f"an ensemble needs at least two networks, got {len(models)}")
     specs = [m.spec() for m in models]
     for i, spec in enumerate(specs[1:], 1):
-        differ = [key for key in _SAME if spec[key] != specs[0][key]]
+        differ = [key for key in _SAME if spec.get(key) != specs[0].get(key)]
         if len(spec["hidden_sizes"]) != len(specs[0]["hidden_sizes"]):
             differ.append("the number of hidden layers")
         if differ:
@@ -51,7 +52,7 @@ def ensemble_network(models: Sequence[ActorCritic], rules: Rules) -> ActorCritic
     advised = first["advice"] != "none"
     merged = ActorCritic(first["obs_size"], first["num_actions"], widths, first["activation"],
                          num_sides=first["num_sides"], advice=first["advice"], advice_weight=NEVER,
-                         scores_at=first["scores_at"],
+                         scores_at=first["scores_at"], card_features=first.get("card_features"),
                          phase_slice=ObservationEncoder(rules).phase_slice() if advised else None, policy_only=True)
     layers = [[layer for layer in m.actor if isinstance(layer, torch.nn.Linear)] for m in models]
     out = [layer for layer in merged.actor if isinstance(layer, torch.nn.Linear)]

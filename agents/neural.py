@@ -39,6 +39,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
+from agents.card_features import CardFeatures, card_feature_count
 from agents.weights_files import (
     CHECKPOINT_FORMAT,
     DISTILL_FORMAT,
@@ -116,11 +117,14 @@ class ActorCritic(nn.Module):
         advice_weight: float = ADVICE_WEIGHT,
         scores_at: int | None = None,
         phase_slice: list[int] | None = None,
+        card_features: dict[str, Any] | None = None,
         policy_only: bool = False,
     ) -> None:
         super().__init__()
         if advice not in ADVICE_KINDS:
             raise ValueError(f"advice must be one of {ADVICE_KINDS}, got {advice!r}")
+        if card_features is not None and advice != "none":
+            raise ValueError("card_features and advice do not go together: the advice's one-hot must stay the last inputs")
         # Plain Python values only: the spec goes into checkpoints read with weights_only=True.
         self._spec = dict(obs_size=int(obs_size), num_actions=int(num_actions), hidden_sizes=[int(h) for h in hidden_sizes],
                           activation=str(activation), critic_extra=int(critic_extra), num_sides=int(num_sides),
@@ -129,11 +133,18 @@ class ActorCritic(nn.Module):
         if phase_slice is not None:  # a spec without the key is a network of before (one advice weight)
             self._spec["phase_slice"] = [int(v) for v in phase_slice]
         self.phase_slice = None if phase_slice is None else slice(*self._spec["phase_slice"])
+        # the rules' card-order inputs (agents.card_features), after the observation; a spec without the key has none
+        self.card_features = None
+        if card_features is not None:
+            self._spec["card_features"] = dict(card_features)
+            self.card_features = CardFeatures(card_features)
         self.advice = advice
         self.num_actions = num_actions
         # The input: the observation, then (with advice) the advised action's one-hot.
         in_size = obs_size + (num_actions if advice != "none" else 0)
         scale = torch.ones(in_size)
+        if card_features is not None:
+            in_size += card_feature_count(card_features)
         if scores_at is not None:  # the offset of the observation's scores slice (its layout, observation.py)
             scale[scores_at:scores_at + num_sides] = SCORE_SCALE
         self.register_buffer("input_scale", scale)
@@ -149,8 +160,11 @@ class ActorCritic(nn.Module):
     def for_rules(cls, rules: Rules, hidden_sizes: list[int], activation: str = "relu", **options: Any) -> ActorCritic:
         """A fresh network for ``rules``: the observation's size, one logit per action of its
         action table, its sides and where the observation's scores lie taken from the rules;
-        ``options`` are the constructor's others (``advice``, ``critic_extra``, ``policy_only``, …)."""
+        ``options`` are the constructor's others (``advice``, ``critic_extra``, ``policy_only``, …;
+        ``card_features=True`` adds the rules' card-order inputs, :mod:`agents.card_features`)."""
         encoder = ObservationEncoder(rules)
+        if options.pop("card_features", None):
+            options["card_features"] = rules.to_dict()
         return cls(encoder.size, len(ActionTable(rules)), hidden_sizes, activation, num_sides=rules.num_sides,
                    scores_at=encoder.layout["scores"][0], **options)
 
@@ -158,7 +172,8 @@ class ActorCritic(nn.Module):
         return dict(self._spec)
 
     def _features(self, obs: torch.Tensor) -> torch.Tensor:
-        return obs.float() * self.input_scale
+        x = obs.float() * self.input_scale
+        return x if self.card_features is None else torch.cat([x, self.card_features(obs)], -1)
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Actor logits with every illegal action (``mask == 0``) set to :data:`MASK_VALUE`.
@@ -389,10 +404,10 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
     """Refuse (:class:`CheckpointError`, one line) a network spec that :class:`ActorCritic`
     cannot build: not its keys, a value of the wrong type, or more than :data:`MAX_PARAMETERS`
     parameters. Nothing is allocated: this runs before the network is built."""
-    if not isinstance(spec, dict) or not _SPEC_KEYS <= set(spec) <= {*_SPEC_KEYS, "phase_slice"}:
+    if not isinstance(spec, dict) or not _SPEC_KEYS <= set(spec) <= {*_SPEC_KEYS, *_SPEC_OPTIONAL}:
         keys = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
         raise CheckpointError(f"{path}: model_spec must have the keys {sorted(_SPEC_KEYS)} (and maybe "
-                              f"'phase_slice'), got {keys}")
+                              f"{sorted(_SPEC_OPTIONAL)}), got {keys}")
     problems = [f"{key} must be a whole number >= {least}" for key, least in _SPEC_MINIMA.items()
                 if not _whole(spec[key], least)]
     sizes, weight = spec["hidden_sizes"], spec["advice_weight"]
@@ -413,6 +428,10 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
                                    and _whole(phases[1], phases[0] + 1) and _whole(spec["obs_size"], 1)
                                    and phases[1] <= spec["obs_size"]):
         problems.append("phase_slice must be none or [start, stop] of the phases inside the observation")
+    card_rules = spec.get("card_features")
+    if card_rules is not None and not _card_features_fit(card_rules, spec):
+        problems.append("card_features must be none or the rules (Rules.to_dict) whose observation the network "
+                        "reads, without advice")
     if problems:
         raise CheckpointError(f"{path}: model_spec is malformed: {'; '.join(problems)}")
     count = parameter_count(spec)
@@ -423,12 +442,23 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
 
 _SPEC_MINIMA = {"obs_size": 1, "num_actions": 1, "critic_extra": 0, "num_sides": 1}
 _SPEC_KEYS = {*_SPEC_MINIMA, "hidden_sizes", "activation", "advice", "advice_weight", "scores_at"}
+_SPEC_OPTIONAL = {"phase_slice", "card_features"}
+
+
+def _card_features_fit(card_rules: Any, spec: dict[str, Any]) -> bool:
+    """Whether ``card_features`` names rules whose observation is the network's (and no advice)."""
+    try:
+        return spec["advice"] == "none" and ObservationEncoder(Rules.from_dict(card_rules)).size == spec["obs_size"]
+    except (ValueError, TypeError, KeyError):  # a malformed rules dict: a malformed spec
+        return False
 
 
 def parameter_count(spec: dict[str, Any]) -> int:
     """The number of parameters of the :class:`ActorCritic` that ``spec`` describes (computed,
     not built)."""
     in_size = spec["obs_size"] + (spec["num_actions"] if spec["advice"] != "none" else 0)
+    if spec.get("card_features") is not None:
+        in_size += card_feature_count(spec["card_features"])
 
     def mlp(sizes: list[int], out: int) -> int:
         return sum(a * b + b for a, b in itertools.pairwise([*sizes, out]))

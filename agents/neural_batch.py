@@ -23,7 +23,7 @@ from agents.neural import MASK_VALUE, ActorCritic
 @njit(cache=True)
 def _sparse_first_layer(x: np.ndarray, rows: np.ndarray, table: np.ndarray, bias: np.ndarray,
                         out: np.ndarray) -> None:
-    """``out[i] = bias + Σ_j x[rows[i], j] · table[j]`` over the nonzero ``x[rows[i], j]`` (int8)."""
+    """``out[i] = bias + Σ_j x[rows[i], j] · table[j]`` over the nonzero ``x[rows[i], j]`` (int8, or float32 inputs)."""
     width, hidden = table.shape
     for i in range(len(rows)):
         r = rows[i]
@@ -43,10 +43,15 @@ class GreedyActor:
 
     def __init__(self, model: ActorCritic) -> None:
         first = model.actor[0]
+        width = len(model.input_scale)
         with torch.no_grad():
             # each input's column of the first layer, with the input's scale (the scores' ÷ 500)
-            self.table = (first.weight * model.input_scale).T.contiguous().numpy().copy()
+            self.table = (first.weight[:, :width] * model.input_scale).T.contiguous().numpy().copy()
             self.bias = first.bias.detach().numpy().copy()
+            # the card-order inputs (agents.card_features) after the observation: sparse too (the hand's cards only)
+            self.card_features = model.card_features
+            self.card_table = first.weight[:, width:].T.contiguous().numpy().copy()
+            self.no_bias = np.zeros_like(self.bias)
         self.rest = model.actor[1:]
         self.advice = model.advice != "none"
         self.advice_weight = model.advice_weight.detach().clone() if self.advice else None
@@ -58,6 +63,12 @@ class GreedyActor:
         rows = np.arange(len(x)) if rows is None else rows
         hidden = np.empty((len(rows), len(self.bias)), dtype=np.float32)
         _sparse_first_layer(x, rows, self.table, self.bias, hidden)
+        if self.card_features is not None:
+            with torch.inference_mode():
+                features = self.card_features(torch.from_numpy(x[rows])).numpy()
+            extra = np.empty_like(hidden)
+            _sparse_first_layer(features, np.arange(len(rows)), self.card_table, self.no_bias, extra)
+            hidden += extra
         with torch.inference_mode():
             logits = self.rest(torch.from_numpy(hidden))
             if self.advice:

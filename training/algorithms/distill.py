@@ -141,18 +141,24 @@ def build_policy(config: DistillConfig, rules: Rules) -> ActorCritic:
     """The config's policy network: fresh (seeded by torch's global generator), or with the actor
     weights of ``network.init``, which must be a network of these rules with the config's sizes and
     activation and no advice input (a ``ValueError`` names what differs)."""
-    model = ActorCritic.for_rules(rules, config.network.hidden_sizes, config.network.activation, policy_only=True)
+    model = ActorCritic.for_rules(rules, config.network.hidden_sizes, config.network.activation, policy_only=True,
+                                 card_features=config.network.card_features)
     path = config.network.init
     if path:
         data = read_checkpoint(path, rules)  # its spec and weights checked
-        ours, theirs = model.spec(), data["model_spec"]
-        differ = [k for k in ("obs_size", "num_actions", "hidden_sizes", "activation", "advice", "scores_at")
-                  if ours[k] != theirs[k]]
+        ours, theirs = _shape(model.spec()), _shape(data["model_spec"])
+        differ = [k for k in ours if ours[k] != theirs[k]]
         if differ:
             raise ValueError(f"network.init {path}: its network differs from the config's in "
                              + ", ".join(f"{k} ({theirs[k]!r}, the config {ours[k]!r})" for k in differ))
         model.load_state_dict({name: data["model"][name] for name in model.state_dict()})  # a critic, if any, is left
     return model
+
+
+def _shape(spec: dict[str, Any]) -> dict[str, Any]:
+    """What ``network.init``'s network must share with the config's: sizes, inputs, outputs."""
+    shape = {k: spec[k] for k in ("obs_size", "num_actions", "hidden_sizes", "activation", "advice", "scores_at")}
+    return {**shape, "card_features": spec.get("card_features") is not None}
 
 
 @functools.cache

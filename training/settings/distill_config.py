@@ -63,6 +63,9 @@ class DistillNetworkConfig(Section):
 
     hidden_sizes: list[int] = Field(default_factory=lambda: [512, 512], min_length=1, max_length=8)
     activation: Literal["relu", "tanh"] = "relu"
+    card_features: bool = Field(False, description=(
+        "add the rules' card-order inputs to the observation (agents.card_features: per card held, the "
+        "cards still out above it and in its suit, whether it wins the trick now, whether it is a trump)"))
     init: str | None = Field(None, description=(
         "a policy file or checkpoint to start from instead of a fresh network (a round of search over a "
         "distilled network, refitted): a network of these rules with no advice input and these sizes"))

@@ -92,6 +92,7 @@ class CardFeatures(nn.Module):
         return obs[:, start:start + rows * self.slots].reshape(len(obs), rows, self.slots).sum(1)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """The inputs of each row of ``obs`` (observation vectors, any dtype), zero off the hand."""
         obs = obs.float()
         b, w = len(obs), self.slots
         hand = self._cards(obs, "hand")

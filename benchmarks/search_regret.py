@@ -4,7 +4,8 @@ search's own values of the candidates.
 
 For every decision where the search valued two or more candidates it prints, per policy: the share
 where the policy picks the candidate the search valued best, and its **regret**, the mean of (best
-value − the value of the policy's pick) in points, beside a uniform candidate's. The search's values
+value − the value of the policy's pick) in points, beside a uniform candidate's; then the same by
+decision kind (the card play split into leads and follows), each kind's share of all the regret. The search's values
 are means over sampled worlds, so its best is partly luck (the regret of a perfect policy is above
 zero); compare policies with each other on the same data, and a training chunk with a held-out one
 (a gap between them is over-fitting; none is under-fitting or noise).
@@ -24,10 +25,15 @@ import argparse
 import numpy as np
 import torch
 
+from agents.base import KIND_OF_PHASE
 from agents.heuristic import batch_heuristic
 from agents.neural import load_agent
 from five_hundred_env.dataset import open_dataset
+from five_hundred_env.engine import Phase
+from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+
+KINDS = ("bid", "discard", "nominate", "lead", "follow")
 
 
 def chooser(policy: str, rules: Rules):
@@ -44,6 +50,17 @@ def chooser(policy: str, rules: Rules):
     return choose
 
 
+def kinds_of(obs: np.ndarray, rules: Rules) -> np.ndarray:
+    """Each row's index in :data:`KINDS`: its decision kind, a card play split by whether the trick is empty."""
+    layout = ObservationEncoder(rules).layout
+    (phase_at, (phases,)), (trick_at, (seats, width)) = layout["phase"], layout["trick"]
+    lead, follow = KINDS.index("lead"), KINDS.index("follow")
+    names = [KIND_OF_PHASE.get(Phase(row)) for row in range(phases)]  # no decision past the deal: never searched
+    kind_of_row = np.array([lead if name == "play" else KINDS.index(name or "bid") for name in names])
+    kinds = kind_of_row[obs[:, phase_at:phase_at + phases].argmax(1)]
+    return np.where((kinds == lead) & obs[:, trick_at:trick_at + seats * width].any(1), follow, kinds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dataset", help="a search agent's dataset folder (its records hold every candidate's value)")
@@ -53,9 +70,9 @@ def main() -> None:
     if not data.has_values:
         raise SystemExit(f"{args.dataset} holds no candidate values: not a search agent's dataset")
     choosers = {p: chooser(p, data.rules) for p in args.policies}
-    best_picked = {p: 0 for p in choosers}
-    regret = {p: 0.0 for p in choosers}
-    uniform_regret, decisions = 0.0, 0
+    best_picked = {p: np.zeros(len(KINDS), int) for p in choosers}
+    regret = {p: np.zeros(len(KINDS)) for p in choosers}
+    uniform_regret, decisions = 0.0, np.zeros(len(KINDS), int)
     for batch in data.batches(batch_size=4096, seed=0):
         values = batch.values
         searched = (~np.isnan(values)).sum(1) >= 2
@@ -64,18 +81,24 @@ def main() -> None:
         obs, mask, values = batch.obs[searched], batch.mask[searched], values[searched]
         candidates = ~np.isnan(values)
         best = np.where(candidates, values, -np.inf).max(1)
+        kinds = kinds_of(obs, data.rules)
         uniform_regret += float((best - np.nanmean(values, 1)).sum())
-        decisions += len(values)
+        decisions += np.bincount(kinds, minlength=len(KINDS))
         for policy, choose in choosers.items():
             picked = values[np.arange(len(values)), choose(obs, mask, candidates)]
             picked = np.where(np.isnan(picked), np.nanmin(values, 1), picked)  # a pick the search did not value: its worst
-            best_picked[policy] += int((picked == best).sum())
-            regret[policy] += float((best - picked).sum())
-    print(f"{args.dataset}: {decisions:,} searched decisions; a uniform candidate's regret "
-          f"{uniform_regret / decisions:.2f} points")
+            best_picked[policy] += np.bincount(kinds, picked == best, len(KINDS)).astype(int)
+            regret[policy] += np.bincount(kinds, best - picked, len(KINDS))
+    total = decisions.sum()
+    print(f"{args.dataset}: {total:,} searched decisions; a uniform candidate's regret "
+          f"{uniform_regret / total:.2f} points")
     for policy in choosers:
-        print(f"  {policy}: the search's best {best_picked[policy] / decisions:.1%}, "
-              f"regret {regret[policy] / decisions:.2f} points")
+        print(f"  {policy}: the search's best {best_picked[policy].sum() / total:.1%}, "
+              f"regret {regret[policy].sum() / total:.2f} points")
+        share = regret[policy] / max(regret[policy].sum(), 1e-9)
+        for k in np.flatnonzero(decisions):
+            print(f"    {KINDS[k]:8} {decisions[k]:>9,} decisions: the best {best_picked[policy][k] / decisions[k]:.1%}, "
+                  f"regret {regret[policy][k] / decisions[k]:.2f} ({share[k]:.0%} of it)")
 
 
 if __name__ == "__main__":

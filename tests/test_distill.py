@@ -25,12 +25,12 @@ from agents.neural import PolicyOnlyError, load_agent, load_training_weights, re
 from agents.policy_files import export_policy
 from agents.search import pimc
 from agents.weights_files import DISTILL_FORMAT
-from five_hundred_env.dataset import DatasetError
+from five_hundred_env.dataset import DatasetError, open_dataset
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import make_rules
 from training.algorithms.distill import chunk_folder, decision_kinds, search_targets, train_distill
 from training.settings.config import ConfigError, load_config
-from training.settings.distill_config import DistillConfig
+from training.settings.distill_config import DatasetSource, DistillConfig
 
 RECIPE = Path(__file__).parent.parent / "configs" / "distill_australian.yaml"
 
@@ -257,11 +257,22 @@ def test_a_run_can_start_from_a_network_and_refuses_one_that_differs(tiny_run, t
     assert not torch.equal(fresh.actor[0].weight, started.actor[0].weight)
     with pytest.raises(ValueError, match=r"differs from the config's in hidden_sizes \(\[32\], the config \[64\]\)"):
         build_policy(tiny(tmp_path, f"network.init={final}", "network.hidden_sizes=[64]"), rules)
-    # a round over it: no imitation fit, the search's epochs from its weights
+    # a round over it: no imitation fit, the search's epochs from its weights, on the earlier search data and
+    # (data.more_search) deals where the network plays and the search only values its candidates (DAgger)
+    dagger = f"pimc:worlds=2,base={final},min_gain=100000"
+    lines: list[str] = []
     train_distill(tiny(folder, f"network.init={final}", "logging.run_name=round2", "fit.imitation_decisions=0",
-                       "fit.search_epochs=1"), log=lambda _: None)
+                       "fit.search_epochs=1", f"data.more_search=[{{agent: '{dagger}', deals: 4, seed: 2000}}]"),
+                  log=lines.append)
     report = json.loads((folder / "runs" / "round2" / "final_eval.json").read_text())
     assert [s["fit"] for s in report["evaluations"]] == ["search"]
+    assert sum(line.startswith("played ") for line in lines) == 1  # the new round's chunk; the earlier were there
+    data = open_dataset(chunk_folder(folder / "data", rules, DatasetSource(agent=dagger, deals=4, chunk_deals=4),
+                                     "uniform", 2000, 4))
+    network = load_agent(final)
+    for batch in data.batches(batch_size=512, seed=0):  # the network's own choices, each valued by the search
+        assert np.array_equal(network.act_batch(batch.obs, batch.mask), batch.action)
+        assert (~np.isnan(batch.values)).sum(1).max() >= 2
     # its export names the network it started from, with that file's own provenance (recipe, budget)
     exported = export_policy(folder / "runs" / "round2" / "final.pt", tmp_path / "round2.pt")
     assert exported["init"]["file"] == str(final)

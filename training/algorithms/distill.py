@@ -8,8 +8,10 @@ Data
     Two sources of deals, each played in every seat by one agent and written as dataset chunks
     (``five-hundred dataset``'s format, docs/datasets.md) under ``data.dir``: ``data.imitation``
     (a fast agent: the heuristic, thousands of deals a CPU-second) and ``data.search`` (the search,
-    ``pimc``, whose records hold every searched candidate's value). A chunk is played once and kept:
-    another run, a resumed one or a larger ``deals`` reads the chunks already there.
+    ``pimc``, whose records hold every searched candidate's value), with ``data.more_search``'s
+    deals fitted beside the latter's (the earlier rounds' data in a round of search over the
+    network). A chunk is played once and kept: another run, a resumed one or a larger ``deals``
+    reads the chunks already there.
 
 The fits
     The network (:class:`agents.neural.ActorCritic`, policy only, no advice input) first imitates
@@ -321,7 +323,8 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
     runlog = RunLog(run, config.logging, state.decisions if resume else None, log)
     imitating = bool(config.data.imitation.deals and fc.imitation_decisions)
     imitation = ensure_chunks(config, config.data.imitation, rules, log) if config.data.imitation.deals else []
-    search = ensure_chunks(config, config.data.search, rules, log) if config.data.search.deals and fc.search_epochs else []
+    search = [folder for source in (config.data.search, *config.data.more_search) if source.deals and fc.search_epochs
+              for folder in ensure_chunks(config, source, rules, log)]
     progress = log if config.logging.progress else None
     stages = [("imitation", 0)] * imitating + [("search", e) for e in range(fc.search_epochs if search else 0)]
     evaluations = state.evaluations

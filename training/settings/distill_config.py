@@ -46,6 +46,9 @@ class DistillDataConfig(Section):
     search: DatasetSource = Field(
         default_factory=lambda: DatasetSource(agent="pimc", deals=20_000, chunk_deals=1000, seed=1000),
         description="the search's deals, with every candidate's value: the second fit's targets")
+    more_search: list[DatasetSource] = Field(default_factory=list, description=(
+        "further search datasets fitted together with data.search: a round of search over a distilled network "
+        "(pimc:base=NET) adds its deals to those of the rounds before (DAgger's aggregation)"))
     starting_scores: Literal["zero", "uniform"] = Field(
         "uniform", description="the game scores each deal starts from: uniform over the game's range, so that the "
                                "network learns the decisions of every score it meets in a game")
@@ -126,7 +129,7 @@ class DistillConfig(Section):
     @model_validator(mode="after")
     def _something_to_fit(self) -> DistillConfig:
         imitation = self.data.imitation.deals and self.fit.imitation_decisions
-        search = self.data.search.deals and self.fit.search_epochs
+        search = (self.data.search.deals or any(s.deals for s in self.data.more_search)) and self.fit.search_epochs
         if not (imitation or search):
             raise ValueError("nothing to fit: give data.imitation.deals and fit.imitation_decisions, or "
                              "data.search.deals and fit.search_epochs, above 0")

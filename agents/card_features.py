@@ -43,6 +43,15 @@ def card_feature_count(rules_dict: dict[str, Any]) -> int:
     return FEATURES_PER_CARD * Rules.from_dict(rules_dict).card_slots
 
 
+def reads_observation_of(rules_dict: Any, obs_size: int) -> bool:
+    """Whether ``rules_dict`` are rules (``Rules.to_dict``) whose observation has ``obs_size`` elements
+    (what a network spec's ``card_features`` must be); a malformed dict is not."""
+    try:
+        return ObservationEncoder(Rules.from_dict(rules_dict)).size == obs_size
+    except (ValueError, TypeError, KeyError):
+        return False
+
+
 def _order_tables(slots: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``above[ctx, j, c]``: card ``j`` ranks above ``c`` in ``c``'s effective suit (or is a suitless
     joker over a suited card); ``same[ctx, j, c]``: the same effective suit, ``j ≠ c``;
@@ -115,4 +124,4 @@ class CardFeatures(nn.Module):
         return features.reshape(b, FEATURES_PER_CARD * w)
 
 
-__all__ = ["FEATURES_PER_CARD", "CardFeatures", "card_feature_count"]
+__all__ = ["FEATURES_PER_CARD", "CardFeatures", "card_feature_count", "reads_observation_of"]

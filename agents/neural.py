@@ -39,7 +39,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE, Agent
-from agents.card_features import CardFeatures, card_feature_count
+from agents.card_features import CardFeatures, card_feature_count, reads_observation_of
 from agents.weights_files import (
     CHECKPOINT_FORMAT,
     DISTILL_FORMAT,
@@ -429,7 +429,7 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
                                    and phases[1] <= spec["obs_size"]):
         problems.append("phase_slice must be none or [start, stop] of the phases inside the observation")
     card_rules = spec.get("card_features")
-    if card_rules is not None and not _card_features_fit(card_rules, spec):
+    if card_rules is not None and not (spec["advice"] == "none" and reads_observation_of(card_rules, spec["obs_size"])):
         problems.append("card_features must be none or the rules (Rules.to_dict) whose observation the network "
                         "reads, without advice")
     if problems:
@@ -443,14 +443,6 @@ def check_model_spec(spec: Any, path: str | Path = "<checkpoint>") -> None:
 _SPEC_MINIMA = {"obs_size": 1, "num_actions": 1, "critic_extra": 0, "num_sides": 1}
 _SPEC_KEYS = {*_SPEC_MINIMA, "hidden_sizes", "activation", "advice", "advice_weight", "scores_at"}
 _SPEC_OPTIONAL = {"phase_slice", "card_features"}
-
-
-def _card_features_fit(card_rules: Any, spec: dict[str, Any]) -> bool:
-    """Whether ``card_features`` names rules whose observation is the network's (and no advice)."""
-    try:
-        return spec["advice"] == "none" and ObservationEncoder(Rules.from_dict(card_rules)).size == spec["obs_size"]
-    except (ValueError, TypeError, KeyError):  # a malformed rules dict: a malformed spec
-        return False
 
 
 def parameter_count(spec: dict[str, Any]) -> int:

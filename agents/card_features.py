@@ -10,10 +10,11 @@ cards it does not hold), four numbers computed by the rules' own tables
 (:data:`five_hundred_env.engine.WIN_KEY`), from nothing but the observation:
 
 =============  ==================================================================================
-``higher``     the cards that may still be played against ``c`` (not in the observer's hand, not
-               played, not its own discards) that rank above it in its effective suit, a
-               suitless joker above every suited card (§6), ÷ 4
-``suit_left``  the cards of ``c``'s effective suit that may still be played, ÷ 8
+``higher``     the cards *still out* (not in the observer's hand, not played, not its own
+               discards: the others' discards, the kitty and a dead hand are unseen, so out)
+               that rank above ``c`` in its effective suit, a suitless joker above every
+               suited card (§6), ÷ 4
+``suit_left``  the cards still out in ``c``'s effective suit, ÷ 8
 ``wins_now``   1 if ``c``, played now, would beat every card of the current trick (0 on a lead)
 ``trump``      1 if ``c`` is a trump of the contract (bowers and jokers included)
 =============  ==================================================================================

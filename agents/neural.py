@@ -140,7 +140,8 @@ class ActorCritic(nn.Module):
             self.card_features = CardFeatures(card_features)
         self.advice = advice
         self.num_actions = num_actions
-        # The input: the observation, then (with advice) the advised action's one-hot.
+        # The input: the observation, then (with advice) the advised action's one-hot or (with card
+        # features) the card-order inputs, which are computed, not scaled.
         in_size = obs_size + (num_actions if advice != "none" else 0)
         scale = torch.ones(in_size)
         if card_features is not None:

@@ -25,15 +25,16 @@ import argparse
 import numpy as np
 import torch
 
-from agents.base import KIND_OF_PHASE
+from agents.base import DECISION_KINDS
 from agents.heuristic import batch_heuristic
 from agents.neural import load_agent
 from five_hundred_env.dataset import open_dataset
-from five_hundred_env.engine import Phase
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from training.algorithms.distill import decision_kinds
 
-KINDS = ("bid", "discard", "nominate", "lead", "follow")
+KINDS = (*DECISION_KINDS[:3], "lead", "follow")
+"""The decision kinds of :data:`agents.base.DECISION_KINDS`, the card play split into leads and follows."""
 
 
 def chooser(policy: str, rules: Rules):
@@ -52,13 +53,10 @@ def chooser(policy: str, rules: Rules):
 
 def kinds_of(obs: np.ndarray, rules: Rules) -> np.ndarray:
     """Each row's index in :data:`KINDS`: its decision kind, a card play split by whether the trick is empty."""
-    layout = ObservationEncoder(rules).layout
-    (phase_at, (phases,)), (trick_at, (seats, width)) = layout["phase"], layout["trick"]
-    lead, follow = KINDS.index("lead"), KINDS.index("follow")
-    names = [KIND_OF_PHASE.get(Phase(row)) for row in range(phases)]  # no decision past the deal: never searched
-    kind_of_row = np.array([lead if name == "play" else KINDS.index(name or "bid") for name in names])
-    kinds = kind_of_row[obs[:, phase_at:phase_at + phases].argmax(1)]
-    return np.where((kinds == lead) & obs[:, trick_at:trick_at + seats * width].any(1), follow, kinds)
+    kinds = decision_kinds(torch.from_numpy(obs), rules).numpy()  # the card play's index is the lead's
+    trick_at, (seats, width) = ObservationEncoder(rules).layout["trick"]
+    lead = KINDS.index("lead")
+    return np.where((kinds == lead) & obs[:, trick_at:trick_at + seats * width].any(1), KINDS.index("follow"), kinds)
 
 
 def main() -> None:

@@ -323,7 +323,7 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
     runlog = RunLog(run, config.logging, state.decisions if resume else None, log)
     imitating = bool(config.data.imitation.deals and fc.imitation_decisions)
     imitation = ensure_chunks(config, config.data.imitation, rules, log) if config.data.imitation.deals else []
-    search = [folder for source in (config.data.search, *config.data.more_search) if source.deals and fc.search_epochs
+    search = [folder for source in config.data.search_sources if fc.search_epochs
               for folder in ensure_chunks(config, source, rules, log)]
     progress = log if config.logging.progress else None
     stages = [("imitation", 0)] * imitating + [("search", e) for e in range(fc.search_epochs if search else 0)]

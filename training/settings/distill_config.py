@@ -54,6 +54,11 @@ class DistillDataConfig(Section):
                                "network learns the decisions of every score it meets in a game")
     workers: int = Field(1, gt=0, le=1024, description="processes playing the chunks")
 
+    @property
+    def search_sources(self) -> list[DatasetSource]:
+        """The search's sources with deals to fit: ``search``, then ``more_search``."""
+        return [source for source in (self.search, *self.more_search) if source.deals]
+
     @field_validator("dir")
     @classmethod
     def _not_a_system_folder(cls, folder: str) -> str:
@@ -129,7 +134,7 @@ class DistillConfig(Section):
     @model_validator(mode="after")
     def _something_to_fit(self) -> DistillConfig:
         imitation = self.data.imitation.deals and self.fit.imitation_decisions
-        search = (self.data.search.deals or any(s.deals for s in self.data.more_search)) and self.fit.search_epochs
+        search = self.data.search_sources and self.fit.search_epochs
         if not (imitation or search):
             raise ValueError("nothing to fit: give data.imitation.deals and fit.imitation_decisions, or "
                              "data.search.deals and fit.search_epochs, above 0")

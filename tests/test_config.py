@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 pytest.importorskip("pydantic")
@@ -119,7 +121,10 @@ def test_cli_reports_config_errors(tmp_path, capsys):
 @pytest.mark.parametrize(("name", "model"), [("quickstart", "DmcConfig"), ("ppo_australian", "Config"),
                                            ("ppo_italian_3p", "Config"), ("ppo_french_46", "Config"),
                                            ("ppo_six_handed", "Config"), ("distill_australian", "DistillConfig"),
-                                           ("distill_two_handed", "DistillConfig"), ("distill_five_handed", "DistillConfig"),
+                                           ("distill_two_handed", "DistillConfig"),
+                                           ("distill_two_handed_dagger1", "DistillConfig"),
+                                           ("distill_two_handed_dagger2", "DistillConfig"),
+                                           ("distill_five_handed", "DistillConfig"),
                                            ("scratch_search_australian", "DistillConfig")])
 def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, model):
     from pathlib import Path
@@ -133,8 +138,28 @@ def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, mo
     assert config.to_rules().preset == {"quickstart": "australian", "ppo_australian": "australian",
                                         "ppo_italian_3p": "italian_3p", "ppo_french_46": "french_46",
                                         "ppo_six_handed": "six_handed", "distill_australian": "australian",
-                                        "distill_two_handed": "two_handed", "distill_five_handed": "five_handed",
+                                        "distill_two_handed": "two_handed", "distill_two_handed_dagger1": "two_handed",
+                                        "distill_two_handed_dagger2": "two_handed", "distill_five_handed": "five_handed",
                                         "scratch_search_australian": "australian"}[name]
+
+
+def test_each_round_of_the_two_handed_recipe_starts_from_the_step_before_and_keeps_its_deals():
+    """configs/distill_two_handed_dagger<N>.yaml: the network of the step before plays (the search only values its
+    candidates: min_gain above any score), its weights start the refit, and every earlier deal is fitted again."""
+    from pathlib import Path
+
+    from training.settings.run_configs import load_training_config
+
+    folder = Path(__file__).parent.parent / "configs"
+    steps = [load_training_config(folder / f"{name}.yaml")
+             for name in ("distill_two_handed", "distill_two_handed_dagger1", "distill_two_handed_dagger2")]
+    for before, after in itertools.pairwise(steps):
+        assert after.network.init == f"runs/{before.logging.run_name}/final.pt"
+        assert after.network.model_dump(exclude={"init"}) == before.network.model_dump(exclude={"init"})
+        assert after.data.search == before.data.search
+        assert after.data.more_search[:-1] == before.data.more_search
+        assert after.data.more_search[-1].agent == f"pimc:base={after.network.init},min_gain=100000"
+        assert (after.fit.imitation_decisions, after.fit.soft_weight) == (0, 1.0)
 
 
 def test_an_empty_file_is_refused_not_run_at_full_length(tmp_path):

@@ -124,6 +124,7 @@ def test_cli_reports_config_errors(tmp_path, capsys):
                                            ("distill_two_handed", "DistillConfig"),
                                            ("distill_two_handed_dagger1", "DistillConfig"),
                                            ("distill_two_handed_dagger2", "DistillConfig"),
+                                           ("distill_australian_dagger1", "DistillConfig"),
                                            ("distill_five_handed", "DistillConfig"),
                                            ("scratch_search_australian", "DistillConfig")])
 def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, model):
@@ -140,25 +141,26 @@ def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, mo
                                         "ppo_six_handed": "six_handed", "distill_australian": "australian",
                                         "distill_two_handed": "two_handed", "distill_two_handed_dagger1": "two_handed",
                                         "distill_two_handed_dagger2": "two_handed", "distill_five_handed": "five_handed",
+                                        "distill_australian_dagger1": "australian",
                                         "scratch_search_australian": "australian"}[name]
 
 
-def test_each_round_of_the_two_handed_recipe_starts_from_the_step_before_and_keeps_its_deals():
-    """configs/distill_two_handed_dagger<N>.yaml: the network of the step before plays (the search only values its
-    candidates: min_gain above any score), its weights start the refit, and every earlier deal is fitted again."""
+@pytest.mark.parametrize("steps", [("distill_two_handed", "distill_two_handed_dagger1", "distill_two_handed_dagger2"),
+                                   ("distill_australian", "distill_australian_dagger1")])
+def test_each_round_of_a_recipe_starts_from_the_step_before_and_keeps_its_deals(steps):
+    """configs/distill_<preset>_dagger<N>.yaml: the network of the step before plays (the search only values its
+    candidates: min_gain above any score), its weights start the refit, and every earlier round's deals are fitted again."""
     from pathlib import Path
 
     from training.settings.run_configs import load_training_config
 
     folder = Path(__file__).parent.parent / "configs"
-    steps = [load_training_config(folder / f"{name}.yaml")
-             for name in ("distill_two_handed", "distill_two_handed_dagger1", "distill_two_handed_dagger2")]
-    for before, after in itertools.pairwise(steps):
+    configs = [load_training_config(folder / f"{name}.yaml") for name in steps]
+    for before, after in itertools.pairwise(configs):
         assert after.network.init == f"runs/{before.logging.run_name}/final.pt"
         assert after.network.model_dump(exclude={"init"}) == before.network.model_dump(exclude={"init"})
-        assert after.data.search == before.data.search
         assert after.data.more_search[:-1] == before.data.more_search
-        assert after.data.more_search[-1].agent == f"pimc:base={after.network.init},min_gain=100000"
+        assert after.data.more_search[-1].agent.startswith(f"pimc:base={after.network.init},min_gain=100000")
         assert (after.fit.imitation_decisions, after.fit.soft_weight) == (0, 1.0)
 
 

@@ -208,6 +208,8 @@ def export_dmc_policy(source: str | Path, out: str | Path, dtype: str = "float16
                   "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"), "dtype": dtype, "note": str(note),
                   "recipe": data.get("config", {}),
                   "budget": {key: counters.get(key) for key in ("global_step", "deals", "cpu_s", "time_s")}}
+    if "data_cpu_s" in counters:  # a search distillation's (training.algorithms.distill_q): its data's share
+        provenance["budget"]["data_cpu_s"] = counters["data_cpu_s"]
     if (init := init_provenance(data.get("config"))) is not None:  # where the network it started from came from
         provenance["init"] = init
     weights = {name: t.to(POLICY_DTYPES[dtype]) if t.is_floating_point() and name != "input_scale" else t

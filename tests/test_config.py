@@ -126,7 +126,8 @@ def test_cli_reports_config_errors(tmp_path, capsys):
                                            ("distill_two_handed_dagger2", "DistillConfig"),
                                            ("distill_australian_dagger1", "DistillConfig"),
                                            ("distill_five_handed", "DistillConfig"),
-                                           ("scratch_search_australian", "DistillConfig")])
+                                           ("scratch_search_australian", "DistillConfig"),
+                                           ("scratch_dagger_australian", "DistillConfig")])
 def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, model):
     from pathlib import Path
 
@@ -142,7 +143,8 @@ def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, mo
                                         "distill_two_handed": "two_handed", "distill_two_handed_dagger1": "two_handed",
                                         "distill_two_handed_dagger2": "two_handed", "distill_five_handed": "five_handed",
                                         "distill_australian_dagger1": "australian",
-                                        "scratch_search_australian": "australian"}[name]
+                                        "scratch_search_australian": "australian",
+                                        "scratch_dagger_australian": "australian"}[name]
 
 
 @pytest.mark.parametrize("steps", [("distill_two_handed", "distill_two_handed_dagger1", "distill_two_handed_dagger2"),

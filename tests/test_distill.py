@@ -159,6 +159,40 @@ def test_search_targets_put_the_soft_share_on_the_best_candidates_and_only_the_c
     assert target[1].tolist() == [0, 0, 1, 0, 0]  # not searched: the choice alone
 
 
+class FixedQ:
+    """A stand-in Q-network whose legal Q-values are given."""
+
+    def __init__(self, q: torch.Tensor) -> None:
+        self.values = q
+
+    def legal_q(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.values.masked_fill(~mask, -torch.inf)
+
+
+def test_the_q_fit_matches_the_differences_between_searched_candidates_in_the_networks_units() -> None:
+    from training.algorithms.distill_q import q_loss
+
+    values = torch.full((3, 4), float("nan"))
+    values[0, :3] = torch.tensor([100.0, -50.0, 20.0])  # three candidates searched, the fourth not
+    values[1, 1] = 30.0  # one candidate: no difference to fit
+    values[2, [0, 2]] = torch.tensor([0.0, 200.0])
+    mask = torch.ones(3, 4, dtype=torch.bool)
+    batch = {"obs": torch.zeros(3, 1), "mask": mask, "values": values}
+    weight = torch.ones(3)
+    # Q = value / 100 plus any constant per decision, anything where nothing was searched: no loss.
+    exact = torch.nan_to_num(values / 100, nan=7.0) + torch.tensor([[3.0], [-1.0], [0.5]])
+    loss, choice = q_loss(FixedQ(exact), batch, weight, value_scale=100.0)
+    assert float(loss) == pytest.approx(0.0, abs=1e-9)
+    assert choice.tolist() == exact.argmax(1).tolist()
+    # Row 2's gap one unit too small: each candidate 0.5 off the centred target, over the 2 rows that count.
+    off = exact.clone()
+    off[2, 2] -= 1.0
+    loss, _ = q_loss(FixedQ(off), batch, weight, value_scale=100.0)
+    assert float(loss) == pytest.approx(0.25 / 2)
+    loss, _ = q_loss(FixedQ(off), batch, torch.tensor([1.0, 1.0, 0.0]), value_scale=100.0)
+    assert float(loss) == pytest.approx(0.0, abs=1e-9)  # a row of weight 0 (a kind not fitted) is left out
+
+
 @pytest.mark.parametrize("preset", ["australian", "five_handed"])
 def test_decision_kinds_read_the_phase_of_each_observation(preset: str) -> None:
     """§10.5's partner call is a discard-kind decision (the contractor's, after the kitty)."""
@@ -287,3 +321,7 @@ def test_configs_that_fit_nothing_or_mix_without_imitation_are_refused(tmp_path:
     with pytest.raises(ConfigError, match=r"fit\.mix adds imitation batches"):
         tiny(tmp_path, "data.imitation.deals=0", "fit.mix=1")
     assert tiny(tmp_path, "data.imitation.deals=0", "fit.mix=0").fit.mix == 0
+    with pytest.raises(ConfigError, match="network.form q refits a DMC network"):
+        tiny(tmp_path, "network.form=q", "network.init=agents/pretrained/scratch/australian.pt")  # an imitation fit
+    with pytest.raises(ConfigError, match="network.form q refits a DMC network"):
+        tiny(tmp_path, "network.form=q", "fit.imitation_decisions=0", "fit.mix=0")  # no network.init

@@ -390,3 +390,40 @@ def test_the_second_stage_searches_and_distils_the_first_stage_network_alone(
     with heuristic_only_in_evaluation(monkeypatch) as calls:
         train_distill(config, log=lambda _: None)
     assert calls == [] and (tmp_path / "runs" / "tiny" / "final.pt").is_file()
+
+
+DAGGER_RECIPE = Path(__file__).parent.parent / "configs" / "scratch_dagger_australian.yaml"
+
+
+def test_a_round_of_search_over_the_network_refits_its_q_values_with_no_heuristic(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34's rule for the round of search over the phase-2 network: the search's base and
+    playouts, the network refitted and the opponent that chooses it are that network; a tiny run
+    calls no heuristic at all, and its final.pt is a DMC network that exports and plays."""
+    from agents.dmc import DMCAgent, export_dmc_policy
+    from agents.registry import make_agent
+    from training.algorithms.distill import train_distill
+    from training.settings.distill_config import DistillConfig
+
+    recipe = load_config(DAGGER_RECIPE, model=DistillConfig)
+    network = "agents/pretrained/scratch/stages/australian_finetune.pt"
+    root = Path(__file__).parent.parent
+    assert (root / network).is_file()
+    search = recipe.data.search.agent
+    assert f"base={network}" in search and f"rollout={network}" in search and "play_inference=false" in search
+    assert recipe.network.form == "q" and recipe.network.init == network and recipe.evaluation.opponent == network
+    assert recipe.data.imitation.deals == 0 and recipe.fit.kinds == ["bid", "discard", "nominate", "play"]
+    overrides = [f"data.dir={tmp_path / 'data'}", f"data.search.agent={search},worlds=2,bid_worlds=2,kitty_worlds=2",
+                 "data.search.deals=2", "data.search.chunk_deals=2", "data.workers=1", "fit.search_epochs=2",
+                 "fit.batch_size=64", "evaluation.deals=2", "evaluation.games=1", f"logging.dir={tmp_path / 'runs'}",
+                 "logging.run_name=tiny", "logging.tensorboard=false"]
+    monkeypatch.chdir(root)  # the recipe names the network from the project root
+    config = load_config(DAGGER_RECIPE, overrides, model=DistillConfig)
+    with heuristic_only_in_evaluation(monkeypatch) as calls:
+        result = train_distill(config, log=lambda _: None)
+    assert calls == []
+    assert isinstance(make_agent(str(result.final_checkpoint), "australian", 0), DMCAgent)
+    provenance = export_dmc_policy(result.final_checkpoint, tmp_path / "round.pt", note="tiny")
+    assert provenance["recipe"]["network"]["form"] == "q" and provenance["init"]["file"] == network
+    assert provenance["budget"]["global_step"] > 0 and provenance["budget"]["data_cpu_s"] > 0
+    assert isinstance(make_agent(str(tmp_path / "round.pt"), "australian", 0), DMCAgent)

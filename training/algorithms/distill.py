@@ -22,6 +22,9 @@ The fits
     its choice alone); forced decisions teach nothing and are left out. ``fit.mix`` imitation
     batches join each search batch's loss, so the decisions the search's data covers thinly keep
     what imitation taught.
+    With ``network.form: q`` the network is instead the DMC network of ``network.init``, its
+    Q-values fitted to the search's values (:mod:`training.algorithms.distill_q`; no imitation fit),
+    and ``final.pt`` is a DMC checkpoint.
 
 Choosing the network
     After the imitation fit, every ``evaluation.interval`` search epochs and after the last the network plays
@@ -56,6 +59,7 @@ import yaml
 from torch.nn import functional
 
 from agents.base import DECISION_KINDS, KIND_OF_PHASE
+from agents.dmc import QNetwork
 from agents.neural import ActorCritic, read_checkpoint
 from agents.policy_files import write_policy
 from agents.weights_files import DISTILL_FORMAT
@@ -65,6 +69,7 @@ from five_hundred_env.engine import Phase
 from five_hundred_env.files import make_folder
 from five_hundred_env.observation import ObservationEncoder
 from five_hundred_env.rules import Rules
+from training.algorithms.distill_q import build_q_network, q_loss, write_q_network
 from training.evaluation.evaluate import EvaluationReport
 from training.evaluation.policy_evaluation import evaluate_policy
 from training.records.runlog import RunLog
@@ -203,7 +208,7 @@ def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, weight: torch.Ten
 class DistillState:
     """Everything ``latest.pt`` restores."""
 
-    model: ActorCritic
+    model: ActorCritic | QNetwork
     optimizer: torch.optim.Optimizer
     stage: int = 0
     """Stages done: 0 none, 1 the imitation fit, 1 + k the search's k-th epoch."""
@@ -229,7 +234,7 @@ PROGRESS_STEPS = 500
 """Adam steps between progress lines (with ``logging.progress``)."""
 
 
-def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iterator[dict[str, torch.Tensor]],
+def fit_pass(model: ActorCritic | QNetwork, optimizer: torch.optim.Optimizer, batches: Iterator[dict[str, torch.Tensor]],
              rules: Rules, config: DistillConfig, limit: int | None, mix: Iterator[dict[str, torch.Tensor]] | None,
              search: bool, log: Log | None = None) -> dict[str, float]:
     """One fit over ``batches`` (at most ``limit`` decisions); returns the loss and the share of
@@ -242,14 +247,16 @@ def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iter
     total_loss = 0.0
     steps = 0
     for batch in batches:
-        logits = model.masked_logits(batch["obs"], batch["mask"])
         weight = (batch["mask"].sum(1) > 1).float()  # a forced decision teaches nothing
         if search:
             weight = weight * torch.isin(decision_kinds(batch["obs"], rules), kinds).float()
-            target = search_targets(batch, num_actions, fc.temperature, fc.soft_weight)
+        if isinstance(model, QNetwork):
+            loss, choice = q_loss(model, batch, weight, fc.value_scale)
         else:
-            target = functional.one_hot(batch["action"], num_actions).float()
-        loss = _cross_entropy(logits, target, weight)
+            logits = model.masked_logits(batch["obs"], batch["mask"])
+            target = (search_targets(batch, num_actions, fc.temperature, fc.soft_weight) if search
+                      else functional.one_hot(batch["action"], num_actions).float())
+            loss, choice = _cross_entropy(logits, target, weight), logits.argmax(1)
         for _ in range(fc.mix if mix is not None else 0):
             extra = next(mix)
             loss = loss + _cross_entropy(model.masked_logits(extra["obs"], extra["mask"]),
@@ -260,7 +267,7 @@ def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iter
         optimizer.step()
         steps += 1
         total_loss += loss.item()
-        agreed += int(((logits.argmax(1) == batch["action"]).float() * weight).sum())
+        agreed += int(((choice == batch["action"]).float() * weight).sum())
         seen += int(weight.sum())
         if log is not None and steps % PROGRESS_STEPS == 0:
             log(f"  {seen:,} decisions{f' of {limit:,}' if limit else ''}: loss {total_loss / steps:.3f}, "
@@ -270,7 +277,7 @@ def fit_pass(model: ActorCritic, optimizer: torch.optim.Optimizer, batches: Iter
     return {"decisions": seen, "loss": total_loss / max(steps, 1), "agreement": agreed / max(seen, 1)}
 
 
-def _evaluate(model: ActorCritic, rules: Rules, config: DistillConfig, label: str) -> EvaluationReport:
+def _evaluate(model: ActorCritic | QNetwork, rules: Rules, config: DistillConfig, label: str) -> EvaluationReport:
     ev = config.evaluation
     return evaluate_policy(model, rules, ev.opponent, ev.deals, ev.seed, label=label, games=ev.games)
 
@@ -312,7 +319,7 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
     np.random.seed(config.seed % 2**32)
     torch.manual_seed(config.seed)
     fc = config.fit
-    model = build_policy(config, rules)
+    model = build_q_network(config, rules) if config.network.form == "q" else build_policy(config, rules)
     state = DistillState(model, torch.optim.Adam(model.parameters(), lr=fc.imitation_learning_rate))
     run = open_run(config, resume, overwrite, log)  # type: ignore[arg-type]  # reads .logging and .checkpoint.dir
     saved_config = run.run_dir / "config.yaml"
@@ -375,11 +382,13 @@ def train_distill(config: DistillConfig, resume: bool = False, overwrite: bool =
         if state.best is not None:
             model.load_state_dict(state.best["state"])
         run.manifest.add(final)
-        write_policy(model, rules, final, note=f"search distillation ({config.logging.run_name}), stage "
-                     f"{state.best['stage'] if state.best else state.stage}",
-                     origin={"source": "train.algorithm: distill", "config": config.to_dict(),
-                             "budget": {"decisions": state.decisions, "time_s": state.elapsed(),
-                                        "data_cpu_s": _cpu_seconds([*imitation, *search])}})
+        budget = {"decisions": state.decisions, "time_s": state.elapsed(), "data_cpu_s": _cpu_seconds([*imitation, *search])}
+        if isinstance(model, QNetwork):
+            write_q_network(model, rules, config, run, final, budget)
+        else:
+            write_policy(model, rules, final, note=f"search distillation ({config.logging.run_name}), stage "
+                         f"{state.best['stage'] if state.best else state.stage}",
+                         origin={"source": "train.algorithm: distill", "config": config.to_dict(), "budget": budget})
         path = run.run_dir / "final_eval.json"
         run.manifest.add(path)
         path.write_text(json.dumps({"chosen_stage": state.best["stage"] if state.best else state.stage,

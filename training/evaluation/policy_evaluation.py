@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from agents.dmc import DMCAgent, QNetwork
 from agents.neural import NeuralAgent, load_agent
 from agents.registry import make_agent
 from five_hundred_env.rules import Rules
@@ -21,14 +22,16 @@ START, START_NAME = "start", "start.pt"
 
 def evaluate_policy(model: Any, rules: Rules, opponent: str, deals: int, seed: int, label: str | None = None,
                     start: Path | None = None, games: int = 0) -> Any:
-    """A duplicate match of the greedy policy (team A, named ``label``) against an agent (team B):
+    """A duplicate match of the greedy policy (a policy network's or a :class:`QNetwork`'s: team A,
+    named ``label``) against an agent (team B):
     an agent spec, or ``start``, the greedy network of the run's ``start`` checkpoint; ``games``
     games to 500 besides the ``deals`` boards."""
     from training.evaluation.evaluate import duplicate_match
 
     with preserved_rng(), torch.inference_mode():  # building a network draws from torch's generator
         other = _start_agent(start, rules, seed + 1) if opponent == START else make_agent(opponent, rules, seed + 1)
-        agent = NeuralAgent(rules, seed, model=model, greedy=True)
+        agent = (DMCAgent(rules, seed, model=model) if isinstance(model, QNetwork)
+                 else NeuralAgent(rules, seed, model=model, greedy=True))
         if label:
             agent.label = label  # type: ignore[attr-defined]  # the name reports give team A
         report = duplicate_match(rules, agent, other, deals, seed=seed, games=games)

@@ -67,8 +67,11 @@ class DistillDataConfig(Section):
 
 class DistillNetworkConfig(Section):
     """The policy network (:class:`agents.neural.ActorCritic`, no advice input, no critic): an MLP
-    from the observation to one logit per action."""
+    from the observation to one logit per action; or (``form: q``) the DMC network of ``init``."""
 
+    form: Literal["policy", "q"] = Field("policy", description=(
+        "policy: a policy network fitted to the targets' distribution; q: the DMC network of network.init (its "
+        "sizes), its Q-values fitted to the search's values (training.algorithms.distill_q)"))
     hidden_sizes: list[int] = Field(default_factory=lambda: [512, 512], min_length=1, max_length=8)
     activation: Literal["relu", "tanh"] = "relu"
     card_features: bool = Field(False, description=(
@@ -102,6 +105,8 @@ class DistillFitConfig(Section):
         description="the decision kinds fitted to the search's targets (the others keep the imitation fit)")
     mix: int = Field(1, ge=0, le=16, description="imitation batches added to each search batch's loss (what the "
                                                   "first fit learned is kept where the search's data is thin)")
+    value_scale: float = Field(100.0, gt=0, le=1e4, description=(
+        "network.form q: points per unit of the network's Q-values (its DMC run's env.reward_scale)"))
 
 
 class DistillEvaluationConfig(Section):
@@ -141,6 +146,9 @@ class DistillConfig(Section):
         if self.fit.mix and search and not self.data.imitation.deals:
             raise ValueError("fit.mix adds imitation batches to the search fit: it needs data.imitation.deals "
                              "above 0 (or fit.mix: 0)")
+        if self.network.form == "q" and not (self.network.init and not imitation and not self.fit.mix):
+            raise ValueError("network.form q refits a DMC network to the search's values: it needs network.init, "
+                             "and no imitation fit (fit.imitation_decisions: 0, fit.mix: 0)")
         return self
 
     def to_rules(self) -> Rules:

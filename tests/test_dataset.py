@@ -228,6 +228,15 @@ def test_the_command_writes_a_manifest_and_refuses_a_used_folder(tmp_path, capsy
         generate_dataset("random", make_rules("australian"), 5, tmp_path / "a" / "b")
 
 
+def test_a_folder_name_of_the_longest_length_is_written_and_a_longer_one_refused_before_playing(tmp_path) -> None:
+    rules = make_rules("two_handed")
+    longest = tmp_path / ("d" * 255)  # its temporary folder's name must fit too
+    assert generate_dataset("random", rules, 3, longest, seed=0)["deals"] == 3
+    assert (longest / MANIFEST).is_file() and sorted(p.name for p in tmp_path.iterdir()) == [longest.name]
+    with pytest.raises(OutputPathError, match="the folder's name is 256 bytes long; a file name holds at most 255"):
+        generate_dataset("random", rules, 3, tmp_path / ("d" * 256), seed=0)
+
+
 def test_the_torch_dataset_shares_the_deals_among_its_workers(tmp_path) -> None:
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader

@@ -147,6 +147,17 @@ def test_a_runs_latest_checkpoint_plays_and_exports_before_the_run_ends(tiny_run
         load_training_weights(agent.model, read_checkpoint(latest), latest)
 
 
+def test_a_chunk_of_a_long_agent_spec_is_named_within_a_file_names_length_and_by_the_whole_spec() -> None:
+    rules = make_rules("australian")
+    short = DatasetSource(agent="pimc:base=heuristic,worlds=8", deals=10)
+    assert chunk_folder("data", rules, short, "uniform", 3, 10).name == "australian-pimc_base=heuristic_worlds=8-uniform-s3-10"
+    net = "agents/pretrained/scratch/stages/australian_finetune.pt"
+    spec = f"pimc:base={net},rollout={net},play_inference=false,min_gain=100000,worlds=8,bid_worlds=8,kitty_worlds="
+    names = {chunk_folder("data", rules, DatasetSource(agent=spec + str(w), deals=10), "uniform", 3, 10).name
+             for w in (4, 8)}
+    assert len(names) == 2 and all(len(name) <= 160 for name in names)  # the ends differ: so do the names
+
+
 def test_search_targets_put_the_soft_share_on_the_best_candidates_and_only_the_choice_elsewhere() -> None:
     values = torch.full((2, 5), float("nan"))
     values[0, 1], values[0, 3] = 10.0, 40.0  # a searched decision: candidates 1 and 3
@@ -321,7 +332,7 @@ def test_configs_that_fit_nothing_or_mix_without_imitation_are_refused(tmp_path:
     with pytest.raises(ConfigError, match=r"fit\.mix adds imitation batches"):
         tiny(tmp_path, "data.imitation.deals=0", "fit.mix=1")
     assert tiny(tmp_path, "data.imitation.deals=0", "fit.mix=0").fit.mix == 0
-    with pytest.raises(ConfigError, match="network.form q refits a DMC network"):
+    with pytest.raises(ConfigError, match=r"network\.form q refits a DMC network"):
         tiny(tmp_path, "network.form=q", "network.init=agents/pretrained/scratch/australian.pt")  # an imitation fit
-    with pytest.raises(ConfigError, match="network.form q refits a DMC network"):
+    with pytest.raises(ConfigError, match=r"network\.form q refits a DMC network"):
         tiny(tmp_path, "network.form=q", "fit.imitation_decisions=0", "fit.mix=0")  # no network.init

@@ -25,6 +25,8 @@ PART_DEALS = 100_000
 ROW_GROUP_DEALS = 16_384
 """Deals per Parquet row group."""
 COMPRESSION = "zstd"
+NAME_BYTES = 255
+"""The longest file name most file systems hold (ext4, xfs, btrfs, APFS, NTFS in characters)."""
 
 
 def write_dataset(out: str | os.PathLike[str], rules: Rules, agent: str, records: Iterable[DealRecords],
@@ -35,7 +37,7 @@ def write_dataset(out: str | os.PathLike[str], rules: Rules, agent: str, records
     folder beside ``out``, which is renamed to ``out`` at the end; ``out`` must be missing (its
     folder existing) or an empty folder. Returns the manifest."""
     target = check_dataset_folder(out)
-    work = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    work = target.with_name(f".{target.name[:NAME_BYTES // 2]}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     work.mkdir()
     try:
         manifest = _write_parts(work, rules, agent, records, about)
@@ -55,6 +57,9 @@ def check_dataset_folder(out: str | os.PathLike[str]) -> Path:
     :class:`OutputPathError`.
     Check it before the games are played, so that no work is lost to a bad path."""
     target = Path(out).expanduser()
+    if len(os.fsencode(target.name)) > NAME_BYTES:
+        raise OutputPathError(f"--out {target}: the folder's name is {len(os.fsencode(target.name))} bytes long; "
+                              f"a file name holds at most {NAME_BYTES}")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         what = "is not a folder" if not target.is_dir() else "the folder is not empty"
         raise OutputPathError(f"--out {target}: {what}; give a new or empty folder")

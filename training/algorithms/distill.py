@@ -44,6 +44,7 @@ Runs
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import random
 import re
@@ -91,10 +92,18 @@ Log = Callable[[str], None]
 
 # -- the datasets --------------------------------------------------------------------------------
 
+AGENT_IN_NAME = 120
+"""The most characters of an agent spec that a chunk folder's name holds."""
+
+
 def chunk_folder(data_dir: str | Path, rules: Rules, source: DatasetSource, starting_scores: str,
                  seed: int, deals: int) -> Path:
-    """The folder of one chunk: its preset, agent, starting scores, seed and size in the name."""
+    """The folder of one chunk: its preset, agent, starting scores, seed and size in the name (an
+    agent spec longer than :data:`AGENT_IN_NAME` characters cut there and followed by a hash of the
+    whole spec: a file name holds at most 255 bytes)."""
     agent = re.sub(r"[^A-Za-z0-9_.=-]+", "_", source.agent)
+    if len(agent) > AGENT_IN_NAME:
+        agent = f"{agent[:AGENT_IN_NAME - 13]}-{hashlib.sha256(source.agent.encode()).hexdigest()[:12]}"
     return Path(data_dir) / f"{rules.preset or 'custom'}-{agent}-{starting_scores}-s{seed}-{deals}"
 
 

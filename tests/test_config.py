@@ -127,7 +127,8 @@ def test_cli_reports_config_errors(tmp_path, capsys):
                                            ("distill_australian_dagger1", "DistillConfig"),
                                            ("distill_five_handed", "DistillConfig"),
                                            ("scratch_search_australian", "DistillConfig"),
-                                           ("scratch_dagger_australian", "DistillConfig")])
+                                           ("scratch_dagger_australian", "DistillConfig"),
+                                           ("distill_french_46_dagger1", "DistillConfig")])
 def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, model):
     from pathlib import Path
 
@@ -144,7 +145,8 @@ def test_shipped_configs_are_valid_and_read_with_their_algorithms_model(name, mo
                                         "distill_two_handed_dagger2": "two_handed", "distill_five_handed": "five_handed",
                                         "distill_australian_dagger1": "australian",
                                         "scratch_search_australian": "australian",
-                                        "scratch_dagger_australian": "australian"}[name]
+                                        "scratch_dagger_australian": "australian",
+                                        "distill_french_46_dagger1": "french_46"}[name]
 
 
 @pytest.mark.parametrize("steps", [("distill_two_handed", "distill_two_handed_dagger1", "distill_two_handed_dagger2"),
@@ -164,6 +166,22 @@ def test_each_round_of_a_recipe_starts_from_the_step_before_and_keeps_its_deals(
         assert after.data.more_search[:-1] == before.data.more_search
         assert after.data.more_search[-1].agent.startswith(f"pimc:base={after.network.init},min_gain=100000")
         assert (after.fit.imitation_decisions, after.fit.soft_weight) == (0, 1.0)
+
+
+def test_the_french_46_round_refits_the_step_before_on_its_own_play_anchored_by_its_own_choices():
+    """configs/distill_french_46_dagger1.yaml: the step before's network plays the search's deals (never
+    overridden) and its own choices (the anchor mixed into every batch); its bids are not refitted."""
+    from pathlib import Path
+
+    from training.settings.run_configs import load_training_config
+
+    before, after = (load_training_config(Path(__file__).parent.parent / "configs" / f"{name}.yaml")
+                     for name in ("distill_french_46", "distill_french_46_dagger1"))
+    assert after.network.init == f"runs/{before.logging.run_name}/final.pt"
+    assert after.network.model_dump(exclude={"init"}) == before.network.model_dump(exclude={"init"})
+    assert after.data.search.agent == f"pimc:base={after.network.init},min_gain=100000"
+    assert after.data.imitation.agent == after.network.init and after.fit.mix == 1
+    assert (after.fit.imitation_decisions, after.fit.soft_weight, after.fit.kinds) == (0, 1.0, ["discard", "nominate", "play"])
 
 
 def test_an_empty_file_is_refused_not_run_at_full_length(tmp_path):

@@ -200,6 +200,7 @@ def test_a_tiny_run_of_the_recipe_uses_the_heuristic_only_to_report(tmp_path: Pa
 
 FINETUNE = Path(__file__).parent.parent / "configs" / "scratch_finetune_australian.yaml"
 STAGE_ONE = Path(__file__).parent.parent / "agents" / "pretrained" / "scratch" / "stages" / "australian_dmc.pt"
+STAGE_TWO = STAGE_ONE.with_name("australian_finetune.pt")
 
 
 def test_the_second_phase_trains_the_first_phases_network_with_the_heuristic_only_to_report(
@@ -307,12 +308,17 @@ def test_the_scratch_agent_is_a_vector_opponent_and_names_its_recipe() -> None:
         deals += int(terminated.sum())
     assert deals > 8  # the opponents played whole deals
     provenance = torch.load(SCRATCH_DIR / "australian.pt", weights_only=True)["provenance"]
-    # phase 2 (configs/scratch_finetune_australian.yaml) names phase 1, the network it started from
-    assert provenance["recipe"]["network"]["init"] and provenance["recipe"]["curriculum"]["last_bidder_bids_steps"] == 0
-    phase_one = provenance["init"]
+    # the round (configs/scratch_dagger_australian.yaml) names phase 2, the network it started from, which
+    # (configs/scratch_finetune_australian.yaml) names phase 1 in turn
+    assert provenance["recipe"]["network"]["form"] == "q" and provenance["recipe"]["train"]["algorithm"] == "distill"
+    assert provenance["budget"]["global_step"] > 0 and provenance["budget"]["data_cpu_s"] > 0
+    phase_two = provenance["init"]
+    assert phase_two["sha256"] == hashlib.sha256(STAGE_TWO.read_bytes()).hexdigest()
+    assert phase_two["provenance"]["recipe"]["curriculum"]["last_bidder_bids_steps"] == 0
+    phase_one = phase_two["provenance"]["init"]
     assert phase_one["sha256"] == hashlib.sha256(STAGE_ONE.read_bytes()).hexdigest()
     assert phase_one["provenance"]["recipe"]["curriculum"]["last_bidder_bids_steps"] > 0
-    for budget in (provenance["budget"], phase_one["provenance"]["budget"]):
+    for budget in (phase_two["provenance"]["budget"], phase_one["provenance"]["budget"]):
         assert budget["cpu_s"] > 0 and budget["global_step"] > 0
 
 
